@@ -1,0 +1,132 @@
+// Kernels: how an operator is implemented, looked up and called.
+//
+// A kernel is a function `Status fn(KernelContext& ctx)`. It reads its arguments
+// through the context, which checks each argument's kind and names the operator and
+// argument in every error, and it writes only tensors it obtained through output(),
+// which refuses constants. Kernels never throw and never abort.
+//
+// Registration: ET_REGISTER_KERNEL("aten::add.out", op_add_out) in the op's own file.
+// Link kernel libraries whole (CMake: WHOLE_ARCHIVE) so the registrations are kept.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+#include "runtime/value.h"
+
+namespace et {
+
+// A number passed where the schema says Scalar: an int, a float or a bool.
+struct Scalar {
+  ValueKind kind = ValueKind::kInt;  // kInt, kDouble or kBool
+  int64_t i = 0;
+  double d = 0;
+  bool b = false;
+
+  double to_double() const {
+    return kind == ValueKind::kDouble ? d : kind == ValueKind::kInt ? static_cast<double>(i) : b;
+  }
+  int64_t to_int() const {
+    return kind == ValueKind::kInt ? i : kind == ValueKind::kDouble ? static_cast<int64_t>(d) : b;
+  }
+  bool is_floating() const { return kind == ValueKind::kDouble; }
+};
+
+// Scratch memory for one instruction; everything is released when it finishes.
+class TempArena {
+ public:
+  void* allocate(size_t nbytes, size_t alignment = 64);
+  void reset() { blocks_.clear(); }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::vector<std::unique_ptr<void, Free>> blocks_;
+};
+
+class KernelContext {
+ public:
+  // `op` names the operator in messages; `args` are the instruction's arguments.
+  KernelContext(std::string_view op, std::span<Value* const> args, TempArena* temp)
+      : op_(op), args_(args), temp_(temp) {}
+
+  std::string_view op() const { return op_; }
+  size_t num_args() const { return args_.size(); }
+  Value& arg(size_t i) const { return *args_[i]; }
+
+  // Each accessor fails with InvalidArgument naming op, argument index and the kind
+  // found, when the argument is missing or of another kind.
+  Result<const Tensor*> input(size_t i) const;
+  Result<const Tensor*> optional_input(size_t i) const;  // nullptr for None
+  // A tensor the kernel writes. Refuses program constants.
+  Result<Tensor*> output(size_t i) const;
+  Result<int64_t> int_arg(size_t i) const;
+  Result<bool> bool_arg(size_t i) const;
+  Result<double> double_arg(size_t i) const;  // a float, or an int read as a float
+  Result<Scalar> scalar_arg(size_t i) const;
+  Result<std::optional<Scalar>> optional_scalar_arg(size_t i) const;
+  Result<std::optional<int64_t>> optional_int_arg(size_t i) const;
+  Result<std::optional<double>> optional_double_arg(size_t i) const;
+  Result<std::span<const int64_t>> int_list_arg(size_t i) const;
+  Result<std::optional<std::span<const int64_t>>> optional_int_list_arg(size_t i) const;
+  Result<std::span<const bool>> bool_list_arg(size_t i) const;
+  Result<std::span<Tensor* const>> tensor_list_arg(size_t i) const;
+  Result<std::optional<std::string_view>> optional_string_arg(size_t i) const;
+
+  // Scratch memory valid until this instruction finishes; ResourceExhausted on failure.
+  Result<void*> temp(size_t nbytes) const;
+
+  // InvalidArgument "<op>: <message>", for the kernel's own checks.
+  Status fail(std::string message) const;
+  // NotSupported "<op>: <message>".
+  Status unsupported(std::string message) const;
+
+ private:
+  Status wrong_kind(size_t i, std::string_view want) const;
+  Status check_index(size_t i) const;
+
+  std::string_view op_;
+  std::span<Value* const> args_;
+  TempArena* temp_;
+};
+
+using KernelFn = Status (*)(KernelContext& ctx);
+
+// Operators by "name.overload". Thread-safe.
+class KernelRegistry {
+ public:
+  // The process-wide registry that ET_REGISTER_KERNEL fills.
+  static KernelRegistry& global();
+
+  // AlreadyExists-style InvalidArgument when `name` is registered already.
+  Status add(std::string name, KernelFn fn);
+  KernelFn find(std::string_view name) const;  // nullptr when missing
+  std::vector<std::string> names() const;      // sorted
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, KernelFn, std::less<>> kernels_;  // GUARDED_BY(mu_)
+};
+
+// Registers at static initialisation; a duplicate name is a build bug and aborts
+// start-up with a message naming it.
+struct KernelRegistration {
+  KernelRegistration(const char* name, KernelFn fn);
+};
+
+}  // namespace et
+
+#define ET_REGISTER_KERNEL(name, fn)                                                               \
+  static const ::et::KernelRegistration ET_STATUS_CONCAT_(et_kernel_registration_, __LINE__)(name, \
+                                                                                             fn)

@@ -1,0 +1,110 @@
+// One executable instance of a method: its values, its planned memory, the inputs
+// bound to it, its outputs.
+//
+// Lifecycle: load() -> set_inputs() (or set_input() for each) -> execute() ->
+// output(i), repeatedly. Mutable buffers keep their state across executions of the
+// same instance.
+//
+// Ownership: the Method holds its Program (and so the program's bytes). A planned
+// input is COPIED into the method's memory by set_input(); an unplanned input (one
+// exported with alloc_graph_input=False) is POINTED AT: the caller's memory must stay
+// valid and unchanged until the input is replaced or the method is dropped, and the
+// method may write it if the program writes its input (read-only memory is copied
+// instead). Outputs are owned by the method and valid until the next execute().
+//
+// Thread-safety: none. One thread at a time per instance; distinct instances of one
+// program may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/input.h"
+#include "runtime/kernel.h"
+#include "runtime/method_meta.h"
+#include "runtime/program.h"
+#include "runtime/status.h"
+#include "runtime/value.h"
+
+namespace et {
+
+class Method {
+ public:
+  // Loads method `name` of `program` with its own planned memory.
+  // Errors: NotFound for an unknown method; NotFound listing EVERY operator the
+  // registry lacks (and every missing backend); errors of backend init.
+  static Result<std::unique_ptr<Method>> load(
+      std::shared_ptr<const Program> program, std::string_view name,
+      const KernelRegistry& kernels = KernelRegistry::global(),
+      const BackendRegistry& backends = BackendRegistry::global());
+
+  ~Method();
+  Method(const Method&) = delete;
+  Method& operator=(const Method&) = delete;
+
+  const MethodMeta& meta() const { return *meta_; }
+  const Program& program() const { return *program_; }
+  size_t num_inputs() const { return input_indices_.size(); }
+  size_t num_outputs() const { return output_indices_.size(); }
+
+  // Binds input `index`. Errors are those of check_tensor_input(), a kind mismatch,
+  // or a scalar that differs from the traced value. On error the input is unset and
+  // the method refuses to execute until it is set again.
+  Status set_input(size_t index, const InputValue& input);
+
+  // Binds every input at once. On error, no input counts as set (all must be given
+  // again) and the error names the failing input.
+  Status set_inputs(std::span<const InputValue> inputs);
+
+  // Gives an unplanned output (alloc_graph_output=False) the memory to write into.
+  // REQUIRES: `nbytes` >= the output's nbytes at its upper-bound shape.
+  Status set_output_buffer(size_t index, void* data, size_t nbytes);
+
+  // Runs the method. FailedPrecondition naming the unset inputs (or outputs without
+  // a buffer) when not ready; otherwise the first failing instruction's error, with
+  // its position and operator.
+  Status execute();
+
+  // Output `index` of the last successful execute(). FailedPrecondition before one,
+  // or after an input changed since.
+  Result<const Value*> output(size_t index) const;
+
+  // True when output `index` is one of the method's inputs (same value).
+  bool output_is_input(size_t index) const;
+
+ private:
+  struct Step;
+  Method() = default;
+  Status build_values();
+  Status build_steps(const KernelRegistry& kernels, const BackendRegistry& backends);
+  Status bind_tensor_input(size_t index, const TensorView& view);
+  Status run_chain(size_t chain);
+
+  std::shared_ptr<const Program> program_;
+  const MethodMeta* meta_ = nullptr;
+  const void* plan_ = nullptr;  // fb::ExecutionPlan
+
+  std::vector<Value> values_;
+  std::vector<Tensor> tensors_;
+  std::vector<IntListStorage> int_lists_;
+  std::vector<TensorListStorage> tensor_lists_;
+  std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> buffers_;       // planned memory
+  std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> input_copies_;  // read-only inputs
+  std::vector<std::vector<Step>> chains_;
+  std::vector<std::unique_ptr<DelegateInstance>> delegates_;
+  std::vector<std::string> op_names_;
+  TempArena temp_;
+
+  std::vector<int32_t> input_indices_;
+  std::vector<int32_t> output_indices_;
+  std::vector<bool> input_set_;
+  std::vector<bool> output_buffer_set_;  // per output; true for planned outputs
+  bool has_outputs_ = false;
+};
+
+}  // namespace et

@@ -1,0 +1,322 @@
+// et-run: runs one method of a .pte program in this process (no daemon), reading
+// inputs from .npy files and writing outputs as .npy files.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/kernel.h"
+#include "runtime/method.h"
+#include "runtime/program.h"
+#include "tools/layout.h"
+#include "tools/npy.h"
+
+namespace et::tools {
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  et-run MODEL.pte [--method NAME] [--input FILE.npy]... [--output-dir DIR]
+  et-run MODEL.pte --info
+  et-run --list-ops
+
+Runs one method of MODEL.pte (default: forward) in this process and writes its
+outputs as DIR/0.npy, DIR/1.npy, ... (default DIR: the current directory).
+
+  --input FILE.npy  one per method input, in order. A 0-d array gives an int, float
+                    or bool input, as the method asks. A bfloat16 input takes a
+                    uint16 array holding the bit patterns. Arrays are read in C
+                    order; for a method that expects another dim order (e.g.
+                    channels-last) et-run copies them into that layout and says so.
+  --info            print the program's methods and what each declares
+                    (MethodMeta: inputs, outputs, operators, backends, memory).
+  --list-ops        print every registered operator, one name.overload per line.
+
+Outputs are written in C order; bfloat16 outputs as uint16 bit patterns.
+Exit status: 0 on success, 1 on an error (printed on stderr), 2 on bad usage.
+)";
+
+struct Options {
+  std::string model;
+  std::string method = "forward";
+  std::vector<std::string> inputs;
+  std::string output_dir = ".";
+  bool info = false;
+  bool list_ops = false;
+};
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "et-run: %s\n\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+int fail(const Status& status) {
+  std::fprintf(stderr, "et-run: %s\n", status.to_string().c_str());
+  return 1;
+}
+
+std::string tensor_meta_string(const TensorMeta& t) {
+  return fmt::format(
+      "{} {}{} dim_order {} nbytes {} {} {}{}", scalar_type_name(t.dtype), shape_string(t.sizes),
+      t.is_dynamic ? " (upper bounds, dynamic)" : "", dim_order_string(t.dim_order), t.nbytes,
+      t.is_memory_planned ? "planned" : "unplanned", t.device == DeviceType::kCpu ? "cpu" : "cuda",
+      t.device_index != 0 ? fmt::format(":{}", t.device_index) : "");
+}
+
+std::string value_meta_string(const ValueMeta& v) {
+  if (v.tensor) return "tensor " + tensor_meta_string(*v.tensor);
+  switch (v.kind) {
+    case ValueKind::kInt:
+      return fmt::format("int (exported value {})", v.traced.to_int());
+    case ValueKind::kDouble:
+      return fmt::format("float (exported value {})", v.traced.to_double());
+    case ValueKind::kBool:
+      return fmt::format("bool (exported value {})", v.traced.to_bool());
+    default:
+      return std::string(value_kind_name(v.kind));
+  }
+}
+
+void print_info(const Program& program, const std::string& path) {
+  std::printf("%s: program version %u, %zu method(s)\n", path.c_str(), program.version(),
+              program.num_methods());
+  for (const std::string& name : program.method_names()) {
+    const MethodMeta& m = **program.method_meta(name);
+    std::printf("\nmethod %s\n", name.c_str());
+    for (size_t i = 0; i < m.inputs.size(); ++i) {
+      std::printf("  input %zu: %s\n", i, value_meta_string(m.inputs[i]).c_str());
+    }
+    for (size_t i = 0; i < m.outputs.size(); ++i) {
+      std::printf("  output %zu: %s\n", i, value_meta_string(m.outputs[i]).c_str());
+    }
+    std::vector<int64_t> buffers(
+        m.planned_buffer_sizes.begin() + (m.planned_buffer_sizes.empty() ? 0 : 1),
+        m.planned_buffer_sizes.end());
+    std::printf("  planned memory: %s bytes\n",
+                fmt::format("{}", fmt::join(buffers, " + ")).c_str());
+    std::printf("  operators (%zu): %s\n", m.operators.size(),
+                fmt::format("{}", fmt::join(m.operators, ", ")).c_str());
+    if (!m.backends.empty()) {
+      std::printf("  backends: %s\n", fmt::format("{}", fmt::join(m.backends, ", ")).c_str());
+    }
+  }
+}
+
+// An input read from a file, in the memory the method will read.
+struct LoadedInput {
+  NpyArray array;
+  std::vector<uint8_t> relaid;  // the values in the method's dim order, when not C order
+  std::vector<int64_t> strides;
+  InputValue value;
+};
+
+Result<InputValue> scalar_input(size_t index, const NpyArray& a, ValueKind want) {
+  if (!a.shape.empty()) {
+    return invalid_argument(fmt::format("input {} is a {} input: give a 0-d .npy, not shape {}",
+                                        index, value_kind_name(want), shape_string(a.shape)));
+  }
+  const void* p = a.data.data();
+  int64_t i = 0;
+  double d = 0;
+  switch (a.dtype) {
+    case ScalarType::kLong:
+      std::memcpy(&i, p, 8);
+      d = static_cast<double>(i);
+      break;
+    case ScalarType::kInt: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      i = v;
+      d = v;
+      break;
+    }
+    case ScalarType::kDouble:
+      std::memcpy(&d, p, 8);
+      break;
+    case ScalarType::kFloat: {
+      float v;
+      std::memcpy(&v, p, 4);
+      d = v;
+      break;
+    }
+    case ScalarType::kBool:
+      i = a.data[0] != 0;
+      break;
+    default:
+      return invalid_argument(fmt::format("input {}: a {} .npy cannot give a {} input", index,
+                                          scalar_type_name(a.dtype), value_kind_name(want)));
+  }
+  const bool integral = a.dtype == ScalarType::kLong || a.dtype == ScalarType::kInt;
+  const bool floating = a.dtype == ScalarType::kDouble || a.dtype == ScalarType::kFloat;
+  if (want == ValueKind::kInt && integral) return InputValue::of_int(i);
+  if (want == ValueKind::kDouble && floating) return InputValue::of_double(d);
+  if (want == ValueKind::kBool && a.dtype == ScalarType::kBool) return InputValue::of_bool(i != 0);
+  return invalid_argument(fmt::format("input {} is a {} input but the .npy holds {}", index,
+                                      value_kind_name(want), scalar_type_name(a.dtype)));
+}
+
+Status load_input(size_t index, const std::string& path, const ValueMeta& meta, LoadedInput& in) {
+  ET_ASSIGN_OR_RETURN(in.array, read_npy(path));
+  if (meta.kind != ValueKind::kTensor) {
+    ET_ASSIGN_OR_RETURN(in.value, scalar_input(index, in.array, meta.kind));
+    return Status();
+  }
+  NpyArray& a = in.array;
+  ScalarType dtype = a.dtype;
+  if (meta.tensor->dtype == ScalarType::kBFloat16 && dtype == ScalarType::kUInt16) {
+    dtype = ScalarType::kBFloat16;  // bit patterns: bfloat16 has no .npy type
+  }
+  TensorView view;
+  view.dtype = dtype;
+  view.sizes = a.shape;
+  view.data = a.data.data();
+  view.nbytes = a.data.size();
+  const auto& order = meta.tensor->dim_order;
+  bool identity = true;
+  for (size_t d = 0; d < order.size(); ++d) identity &= order[d] == d;
+  if (!identity && order.size() == a.shape.size()) {
+    in.strides.resize(a.shape.size());
+    strides_for_dim_order(a.shape, order, in.strides);
+    std::vector<int64_t> c_strides(a.shape.size());
+    std::vector<uint8_t> c_order(a.shape.size());
+    for (size_t d = 0; d < c_order.size(); ++d) c_order[d] = static_cast<uint8_t>(d);
+    strides_for_dim_order(a.shape, c_order, c_strides);
+    in.relaid.resize(a.data.size());
+    copy_strided(a.data.data(), c_strides, in.relaid.data(), in.strides, a.shape,
+                 element_size(dtype));
+    view.data = in.relaid.data();
+    view.strides = in.strides;
+    std::fprintf(stderr, "et-run: input %zu copied into the method's layout %s\n", index,
+                 dim_order_string(order).c_str());
+  }
+  in.value = InputValue::of_tensor(view);
+  return Status();
+}
+
+Status write_output(size_t index, const Value& v, const std::string& dir) {
+  const std::string path = fmt::format("{}/{}.npy", dir, index);
+  switch (v.kind()) {
+    case ValueKind::kTensor: {
+      const Tensor& t = v.to_tensor();
+      std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+      std::vector<uint8_t> c_data(t.nbytes());
+      std::vector<int64_t> c_strides(sizes.size());
+      std::vector<uint8_t> c_order(sizes.size());
+      for (size_t d = 0; d < c_order.size(); ++d) c_order[d] = static_cast<uint8_t>(d);
+      strides_for_dim_order(sizes, c_order, c_strides);
+      if (t.nbytes() > 0) {
+        copy_strided(t.data(), t.strides(), c_data.data(), c_strides, sizes, t.element_size());
+      }
+      return write_npy(path, t.dtype(), sizes, c_data.data());
+    }
+    case ValueKind::kInt: {
+      const int64_t x = v.to_int();
+      return write_npy(path, ScalarType::kLong, {}, &x);
+    }
+    case ValueKind::kDouble: {
+      const double x = v.to_double();
+      return write_npy(path, ScalarType::kDouble, {}, &x);
+    }
+    case ValueKind::kBool: {
+      const bool x = v.to_bool();
+      return write_npy(path, ScalarType::kBool, {}, &x);
+    }
+    default:
+      return not_supported(fmt::format("output {} is a {}, which .npy cannot hold", index,
+                                       value_kind_name(v.kind())));
+  }
+}
+
+int run(const Options& opt) {
+  if (opt.list_ops) {
+    for (const std::string& name : KernelRegistry::global().names())
+      std::printf("%s\n", name.c_str());
+    return 0;
+  }
+  auto program = Program::load_file(opt.model);
+  if (!program.ok()) return fail(program.status());
+  if (opt.info) {
+    print_info(**program, opt.model);
+    return 0;
+  }
+  auto method = Method::load(*program, opt.method);
+  if (!method.ok()) return fail(method.status());
+  Method& m = **method;
+  if (opt.inputs.size() != m.num_inputs()) {
+    return fail(invalid_argument(fmt::format("method '{}' takes {} input(s); {} --input given",
+                                             opt.method, m.num_inputs(), opt.inputs.size())));
+  }
+  std::vector<LoadedInput> loaded(opt.inputs.size());
+  std::vector<InputValue> values;
+  for (size_t i = 0; i < opt.inputs.size(); ++i) {
+    if (Status s = load_input(i, opt.inputs[i], m.meta().inputs[i], loaded[i]); !s.ok())
+      return fail(s);
+    values.push_back(loaded[i].value);
+  }
+  if (Status s = m.set_inputs(values); !s.ok()) return fail(s);
+  std::vector<std::vector<uint8_t>> output_buffers(m.num_outputs());
+  for (size_t i = 0; i < m.num_outputs(); ++i) {
+    const ValueMeta& o = m.meta().outputs[i];
+    if (o.tensor && !o.tensor->is_memory_planned && !m.output_is_input(i)) {
+      output_buffers[i].resize(o.tensor->nbytes == 0 ? 1 : o.tensor->nbytes);
+      Status s = m.set_output_buffer(i, output_buffers[i].data(), output_buffers[i].size());
+      if (!s.ok()) return fail(s);
+    }
+  }
+  if (Status s = m.execute(); !s.ok()) return fail(s);
+  std::error_code ec;
+  std::filesystem::create_directories(opt.output_dir, ec);
+  if (ec)
+    return fail(io_error(fmt::format("cannot create '{}': {}", opt.output_dir, ec.message())));
+  for (size_t i = 0; i < m.num_outputs(); ++i) {
+    auto out = m.output(i);
+    if (!out.ok()) return fail(out.status());
+    if (Status s = write_output(i, **out, opt.output_dir); !s.ok()) return fail(s);
+  }
+  std::fprintf(stderr, "et-run: %s.%s: %zu output(s) written to %s\n", opt.model.c_str(),
+               opt.method.c_str(), m.num_outputs(), opt.output_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace et::tools
+
+int main(int argc, char** argv) {
+  using et::tools::usage_error;
+  et::tools::Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)flag;
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::printf("%s", et::tools::kUsage);
+      return 0;
+    } else if (arg == "--info") {
+      opt.info = true;
+    } else if (arg == "--list-ops") {
+      opt.list_ops = true;
+    } else if (arg == "--method" || arg == "--input" || arg == "--output-dir") {
+      const char* v = value(arg.c_str());
+      if (v == nullptr) return usage_error(arg + " needs a value");
+      if (arg == "--method") opt.method = v;
+      if (arg == "--input") opt.inputs.emplace_back(v);
+      if (arg == "--output-dir") opt.output_dir = v;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage_error("unknown option " + arg);
+    } else if (opt.model.empty()) {
+      opt.model = arg;
+    } else {
+      return usage_error("more than one model given: " + opt.model + ", " + arg);
+    }
+  }
+  if (opt.model.empty() && !opt.list_ops) return usage_error("no model given");
+  return et::tools::run(opt);
+}
