@@ -3,6 +3,7 @@
 #   ET_SANITIZE   empty, or a comma list of address, undefined, thread
 #                 (address and thread cannot be combined)
 #   ET_WERROR     warnings are errors in the project's own code (default ON)
+#   ET_FUZZ       build the libFuzzer targets (clang only)
 
 find_program(ET_CCACHE ccache)
 if(ET_CCACHE)
@@ -12,6 +13,14 @@ endif()
 
 set(ET_SANITIZE "" CACHE STRING "Sanitizers: address, undefined, thread (comma-separated)")
 option(ET_WERROR "Treat warnings as errors in the project's own code" ON)
+option(ET_FUZZ "Build the libFuzzer targets; instruments all code for coverage (needs clang)" OFF)
+
+if(ET_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "ET_FUZZ needs clang: configure with CMAKE_CXX_COMPILER=clang++ (scripts/fuzz)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
 
 if(ET_SANITIZE)
   string(REPLACE "," ";" _et_sanitizers "${ET_SANITIZE}")

@@ -87,11 +87,23 @@ struct Method::Step {
 Method::~Method() = default;
 
 Result<std::unique_ptr<Method>> Method::load(std::shared_ptr<const Program> program,
-                                             std::string_view name, const KernelRegistry& kernels,
-                                             const BackendRegistry& backends) {
+                                             std::string_view name, const MethodOptions& options) {
   if (program == nullptr) return invalid_argument("no program");
+  const KernelRegistry& kernels = options.kernels ? *options.kernels : KernelRegistry::global();
+  const BackendRegistry& backends =
+      options.backends ? *options.backends : BackendRegistry::global();
   ET_ASSIGN_OR_RETURN(const MethodMeta* meta, program->method_meta(name));
   ET_ASSIGN_OR_RETURN(const fb::ExecutionPlan* plan, program->plan(name));
+
+  uint64_t planned = 0;
+  for (int64_t size : meta->planned_buffer_sizes) {
+    if (size < 0 || __builtin_add_overflow(planned, static_cast<uint64_t>(size), &planned) ||
+        planned > options.max_planned_bytes) {
+      return resource_exhausted(
+          fmt::format("method '{}' plans more memory than the limit of {} bytes", name,
+                      options.max_planned_bytes));
+    }
+  }
 
   std::set<std::string> missing_ops;
   for (const std::string& op : meta->operators) {
@@ -131,7 +143,10 @@ Status Method::build_values() {
     buffers_.push_back(std::move(b));
   }
 
-  const uint32_t n = plan.values() ? plan.values()->size() : 0;
+  if (plan.values() == nullptr)
+    return Status();  // the verifier allows no values only with
+                      // no inputs, outputs or instructions
+  const uint32_t n = plan.values()->size();
   size_t n_tensors = 0, n_int_lists = 0, n_tensor_lists = 0;
   for (const fb::EValue* v : *plan.values()) {
     n_tensors += v->val_type() == fb::KernelTypes::Tensor;

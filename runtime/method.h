@@ -33,15 +33,23 @@
 
 namespace et {
 
+struct MethodOptions {
+  const KernelRegistry* kernels = nullptr;    // nullptr: KernelRegistry::global()
+  const BackendRegistry* backends = nullptr;  // nullptr: BackendRegistry::global()
+  // A program states how much memory its methods plan; one above this is refused
+  // rather than allocated (a hostile program could ask for terabytes).
+  uint64_t max_planned_bytes = uint64_t{16} << 30;
+};
+
 class Method {
  public:
   // Loads method `name` of `program` with its own planned memory.
   // Errors: NotFound for an unknown method; NotFound listing EVERY operator the
-  // registry lacks (and every missing backend); errors of backend init.
-  static Result<std::unique_ptr<Method>> load(
-      std::shared_ptr<const Program> program, std::string_view name,
-      const KernelRegistry& kernels = KernelRegistry::global(),
-      const BackendRegistry& backends = BackendRegistry::global());
+  // registry lacks (and every missing backend); ResourceExhausted for planned memory
+  // above options.max_planned_bytes or not allocatable; errors of backend init.
+  static Result<std::unique_ptr<Method>> load(std::shared_ptr<const Program> program,
+                                              std::string_view name,
+                                              const MethodOptions& options = {});
 
   ~Method();
   Method(const Method&) = delete;

@@ -187,6 +187,7 @@ std::span<const uint8_t> Program::constant_data(uint32_t index) const {
     return segment(constants->segment_index()).subspan(constants->offsets()->Get(index));
   }
   const auto* storage = root_->constant_buffer()->Get(index)->storage();
+  if (storage == nullptr) return {};
   return {storage->data(), storage->size()};
 }
 

@@ -76,7 +76,21 @@ class ProgramChecker {
     return Status();
   }
 
+  // The flatbuffer verifier checks a vector's length field, not its elements'
+  // alignment; 8-byte elements are read in place, so they must be 8-aligned.
+  template <typename T>
+  Status check_vector_alignment(const flatbuffers::Vector<T>* v, std::string_view what) const {
+    if (v == nullptr || v->size() == 0) return Status();
+    const auto offset = reinterpret_cast<const uint8_t*>(v->data()) - file_.data();
+    if (offset % alignof(T) != 0) {
+      return invalid_program(
+          fmt::format("{} at file offset {} is not aligned to {} bytes", what, offset, alignof(T)));
+    }
+    return Status();
+  }
+
   Status check_subsegments_of(const fb::SubsegmentOffsets* sub, std::string_view what) {
+    if (sub != nullptr) ET_RETURN_IF_ERROR(check_vector_alignment(sub->offsets(), what));
     if (sub == nullptr || length(sub->offsets()) == 0) return Status();
     if (sub->segment_index() >= length(root_.segments())) {
       return invalid_program(fmt::format("{} refers to segment {}, but there are {}", what,
@@ -116,6 +130,8 @@ class ProgramChecker {
 
   Status check_plan(const fb::ExecutionPlan& plan) {
     plan_ = &plan;
+    ET_RETURN_IF_ERROR(
+        check_vector_alignment(plan.non_const_buffer_sizes(), "planned buffer sizes"));
     n_values_ = length(plan.values());
     for (uint32_t i = 0; i < n_values_; ++i) {
       ET_RETURN_IF_ERROR(check_value(i).with_context(fmt::format("value {}", i)));
@@ -177,14 +193,21 @@ class ProgramChecker {
 
   Status check_value(uint32_t index) {
     const fb::EValue* v = plan_->values()->Get(index);
+    // The flatbuffer verifier accepts a union whose type is set but whose table is
+    // absent; every accessor below needs the table.
+    if (v->val_type() != fb::KernelTypes::Null && v->val() == nullptr) {
+      return invalid_program(
+          fmt::format("a {} value has no payload", fb::EnumNameKernelTypes(v->val_type())));
+    }
     switch (v->val_type()) {
       case fb::KernelTypes::Null:
         return Status();
       case fb::KernelTypes::Int:
       case fb::KernelTypes::Bool:
       case fb::KernelTypes::Double:
+        return Status();
       case fb::KernelTypes::DoubleList:
-        return v->val() != nullptr ? Status() : invalid_program("value has no payload");
+        return check_vector_alignment(v->val_as_DoubleList()->items(), "float list");
       case fb::KernelTypes::String:
         return v->val_as_String() && v->val_as_String()->string_val()
                    ? Status()
@@ -193,6 +216,7 @@ class ProgramChecker {
         return check_tensor(*v->val_as_Tensor());
       case fb::KernelTypes::IntList: {
         const fb::IntList* l = v->val_as_IntList();
+        ET_RETURN_IF_ERROR(check_vector_alignment(l->items(), "int list"));
         for (uint32_t i = 0; i < length(l->items()); ++i) {
           const int64_t item = l->items()->Get(i);
           ET_RETURN_IF_ERROR(check_index(item, "int list"));
@@ -269,6 +293,7 @@ class ProgramChecker {
   }
 
   Status check_tensor_data(const fb::Tensor& t, uint64_t nbytes) {
+    element_size_ = element_size(static_cast<ScalarType>(t.scalar_type()));
     const uint32_t data_index = t.data_buffer_idx();
     if (const fb::AllocationDetails* a = t.allocation_info()) {
       const size_t n_buffers = length(plan_->non_const_buffer_sizes());
@@ -278,6 +303,11 @@ class ProgramChecker {
       }
       const int64_t buffer_size = plan_->non_const_buffer_sizes()->Get(a->memory_id());
       const uint64_t offset = (uint64_t{a->memory_offset_high()} << 32) | a->memory_offset_low();
+      if (offset % element_size_ != 0) {
+        return invalid_program(
+            fmt::format("planned at offset {}, which is not aligned to its {}-byte elements",
+                        offset, element_size_));
+      }
       if (buffer_size < 0 || !fits(offset, nbytes, static_cast<uint64_t>(buffer_size))) {
         return invalid_program(
             fmt::format("{} bytes at offset {} do not fit planned buffer {} "
@@ -302,6 +332,9 @@ class ProgramChecker {
       return invalid_program(fmt::format("constant buffer {} has {} bytes; the tensor needs {}",
                                          data_index, length(storage), nbytes));
     }
+    if (storage != nullptr) {
+      return check_aligned(static_cast<uint64_t>(storage->data() - file_.data()), "constant");
+    }
     return Status();
   }
 
@@ -316,13 +349,23 @@ class ProgramChecker {
       return invalid_program(fmt::format("{} data index {} does not exist (there are {})", what,
                                          index, sub == nullptr ? 0 : length(sub->offsets())));
     }
-    const uint64_t size = root_.segments()->Get(sub->segment_index())->size();
+    const fb::DataSegment* segment = root_.segments()->Get(sub->segment_index());
     const uint64_t offset = sub->offsets()->Get(index);
-    if (!fits(offset, nbytes, size)) {
+    if (!fits(offset, nbytes, segment->size())) {
       return invalid_program(
-          fmt::format("{} data {} needs {} bytes at offset {} of a {}-byte "
-                      "segment",
-                      what, index, nbytes, offset, size));
+          fmt::format("{} data {} needs {} bytes at offset {} of a {}-byte segment", what, index,
+                      nbytes, offset, segment->size()));
+    }
+    return check_aligned(header_.segment_base_offset + segment->offset() + offset, what);
+  }
+
+  // Kernels read tensor data in place, so it must sit at a multiple of its element size
+  // (program bytes are loaded at an address aligned to at least 16).
+  Status check_aligned(uint64_t file_offset, std::string_view what) const {
+    if (file_offset % element_size_ != 0) {
+      return invalid_program(
+          fmt::format("{} data at file offset {} is not aligned to its {}-byte elements", what,
+                      file_offset, element_size_));
     }
     return Status();
   }
@@ -352,6 +395,7 @@ class ProgramChecker {
   }
 
   Status check_instruction(const fb::Instruction& instr, size_t chain_length) const {
+    if (instr.instr_args() == nullptr) return invalid_program("instruction has no arguments");
     switch (instr.instr_args_type()) {
       case fb::InstructionArguments::KernelCall: {
         const fb::KernelCall* k = instr.instr_args_as_KernelCall();
@@ -402,6 +446,7 @@ class ProgramChecker {
   const PteHeader& header_;
   const fb::ExecutionPlan* plan_ = nullptr;
   size_t n_values_ = 0;
+  size_t element_size_ = 1;  // of the tensor being checked
 };
 
 }  // namespace

@@ -155,6 +155,7 @@ def lower(spec: ModelSpec):
         trace = m.trace_inputs if m.trace_inputs is not None else m.inputs
         programs[m.name] = torch.export.export(copy.deepcopy(m.module), clone_inputs(trace),
                                                dynamic_shapes=m.dynamic_shapes, strict=False)
+        m.stateful = bool(programs[m.name].graph_signature.buffers_to_mutate)  # type: ignore[attr-defined]
     partitioner = None
     if spec.delegated:
         from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
@@ -302,7 +303,8 @@ def export_model(spec: ModelSpec, out: Path) -> dict:
 
         first_record, kinds, in_dtypes, out_dtypes = store(first, m.name)
         entry = {"name": m.name, **first_record, "input_kinds": kinds, "input_dtypes": in_dtypes,
-                 "expected_dtypes": out_dtypes, "atol": atol, "rtol": rtol}
+                 "expected_dtypes": out_dtypes, "atol": atol, "rtol": rtol,
+                 "stateful": getattr(m, "stateful", False)}
         entry.update(plan_facts(plans[m.name]))
         if len(calls) > 1:
             entry["subsequent_calls"] = [store(c, f"{m.name}.call{k}")[0] for k, c in enumerate(calls[1:], 1)]
@@ -383,6 +385,7 @@ def manifest_header() -> dict:
             "layout": "every .npy holds logical values in C order; input_dim_orders gives the "
                       "dim order the method expects",
             "subsequent_calls": "further calls on the SAME method instance, in order, after the first",
+            "stateful": "the method mutates buffers: a call's outputs depend on the calls before it",
             "mutated_inputs": "input index -> the values that input holds after the call",
             "executorch_runtime": "what ExecuTorch's own runtime gave on the same program",
         },

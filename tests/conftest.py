@@ -1,0 +1,45 @@
+"""Shared helpers for the end-to-end tests: where the build and the fixtures are."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "tests" / "models"
+BUILD = Path(os.environ.get("ET_BUILD_DIR", ROOT / "build"))
+
+
+def manifest() -> dict:
+    return json.loads((MODELS / "manifest.json").read_text())
+
+
+def built_tool(name: str) -> Path:
+    """A tool from the CMake build; a missing build is a failure, not a skip."""
+    path = BUILD / "tools" / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build first (scripts/build), or set ET_BUILD_DIR")
+    return path
+
+
+def as_comparable(array: np.ndarray, dtype_name: str) -> np.ndarray:
+    """Values as float64 (bfloat16 bit patterns widened to the floats they encode)."""
+    if dtype_name == "bfloat16":
+        return (array.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if array.dtype == np.bool_:
+        return array.astype(np.float64)
+    return array.astype(np.float64)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many fixture methods et-run matched, and how many it refused and why."""
+    import sys
+
+    module = sys.modules.get("test_et_run")
+    if module is not None and any(module.OUTCOMES.values()):
+        counts = ", ".join(f"{n} {what}" for what, n in module.OUTCOMES.items())
+        terminalreporter.write_line(f"et-run over the fixtures: {counts}")
