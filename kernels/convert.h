@@ -1,0 +1,43 @@
+// Element conversion between dtypes, as PyTorch does it on CPU, and strided copies
+// that convert on the way.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/shape_util.h"
+#include "runtime/kernel.h"
+
+namespace et::kernels {
+
+// Converts one value. Float to integer truncates toward zero; NaN or out-of-range
+// values give the type's minimum for 32- and 64-bit targets (what x86 conversion
+// instructions, and so PyTorch, produce) and wrap through int64 for narrower ones.
+// To bool: nonzero is true. Never undefined behaviour.
+template <typename To, typename From>
+To convert_value(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return x != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if constexpr (sizeof(To) >= 4) {
+      static_assert(std::is_signed_v<To>, "32/64-bit targets are int32 and int64");
+      constexpr From lo = static_cast<From>(std::numeric_limits<To>::min());  // -2^(n-1), exact
+      if (!(x >= lo && x < -lo)) return std::numeric_limits<To>::min();       // NaN fails too
+      return static_cast<To>(x);
+    } else {
+      if (std::isnan(x) || x < -9.2e18 || x > 9.2e18) return To(0);
+      return static_cast<To>(static_cast<int64_t>(x));
+    }
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+// Copies src into out (same shape), converting dtype and laying elements out in each
+// tensor's own dim order. NotSupported naming both dtypes when either is not one of
+// float32, float64, int8/16/32/64, uint8, bool.
+Status copy_convert(const KernelContext& ctx, const Tensor& src, Tensor& out);
+
+}  // namespace et::kernels
