@@ -5,41 +5,6 @@
 #include <cstring>
 
 namespace et::kernels {
-namespace {
-
-template <typename F>
-bool with_type(ScalarType type, F&& f) {
-  switch (type) {
-    case ScalarType::kFloat:
-      f(float{});
-      return true;
-    case ScalarType::kDouble:
-      f(double{});
-      return true;
-    case ScalarType::kByte:
-      f(uint8_t{});
-      return true;
-    case ScalarType::kChar:
-      f(int8_t{});
-      return true;
-    case ScalarType::kShort:
-      f(int16_t{});
-      return true;
-    case ScalarType::kInt:
-      f(int32_t{});
-      return true;
-    case ScalarType::kLong:
-      f(int64_t{});
-      return true;
-    case ScalarType::kBool:
-      f(bool{});
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
 
 Status copy_convert(const KernelContext& ctx, const Tensor& src, Tensor& out) {
   Shape shape;
@@ -57,9 +22,9 @@ Status copy_convert(const KernelContext& ctx, const Tensor& src, Tensor& out) {
     return Status();
   }
   bool handled = false;
-  with_type(src.dtype(), [&](auto from_zero) {
+  visit_dtype(src.dtype(), [&](auto from_zero) {
     using From = decltype(from_zero);
-    handled = with_type(out.dtype(), [&](auto to_zero) {
+    handled = visit_dtype(out.dtype(), [&](auto to_zero) {
       using To = decltype(to_zero);
       const From* in = src.data_as<const From>();
       To* o = out.data_as<To>();

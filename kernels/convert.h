@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/shape_util.h"
+#include "runtime/half.h"
 #include "runtime/kernel.h"
 
 namespace et::kernels {
@@ -16,9 +17,16 @@ namespace et::kernels {
 // values give the type's minimum for 32- and 64-bit targets (what x86 conversion
 // instructions, and so PyTorch, produce) and wrap through int64 for narrower ones.
 // To bool: nonzero is true. Never undefined behaviour.
+template <typename T>
+inline constexpr bool is_half_type_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
 template <typename To, typename From>
 To convert_value(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (is_half_type_v<From>) {
+    return convert_value<To>(static_cast<float>(x));
+  } else if constexpr (is_half_type_v<To>) {
+    return To(convert_value<float>(x));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     if constexpr (sizeof(To) >= 4) {
@@ -35,9 +43,49 @@ To convert_value(From x) {
   }
 }
 
+// Calls f(T{}) with the C++ element type of `type`; false when the kernels do not
+// handle that dtype (quantized, sub-byte, float8, unsigned 16/32/64).
+template <typename F>
+bool visit_dtype(ScalarType type, F&& f) {
+  switch (type) {
+    case ScalarType::kFloat:
+      f(float{});
+      return true;
+    case ScalarType::kDouble:
+      f(double{});
+      return true;
+    case ScalarType::kHalf:
+      f(Half{});
+      return true;
+    case ScalarType::kBFloat16:
+      f(BFloat16{});
+      return true;
+    case ScalarType::kByte:
+      f(uint8_t{});
+      return true;
+    case ScalarType::kChar:
+      f(int8_t{});
+      return true;
+    case ScalarType::kShort:
+      f(int16_t{});
+      return true;
+    case ScalarType::kInt:
+      f(int32_t{});
+      return true;
+    case ScalarType::kLong:
+      f(int64_t{});
+      return true;
+    case ScalarType::kBool:
+      f(bool{});
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Copies src into out (same shape), converting dtype and laying elements out in each
 // tensor's own dim order. NotSupported naming both dtypes when either is not one of
-// float32, float64, int8/16/32/64, uint8, bool.
+// float16, bfloat16, float32, float64, int8/16/32/64, uint8, bool.
 Status copy_convert(const KernelContext& ctx, const Tensor& src, Tensor& out);
 
 }  // namespace et::kernels

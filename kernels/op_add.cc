@@ -9,17 +9,21 @@ Status add_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const Tensor* other, ctx.input(1));
   ET_ASSIGN_OR_RETURN(Scalar alpha, ctx.scalar_arg(2));
   ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(3));
-  if (alpha.is_floating() && !is_floating(out->dtype())) {
-    return ctx.fail("a float alpha needs a floating-point output");
+  if (alpha.is_floating() && !is_floating(ResultType().add(*self).add(*other).get())) {
+    return ctx.fail("a float alpha needs floating-point operands");
   }
   if (alpha.to_double() == 1.0) {
-    return binary_elementwise(ctx, *self, *other, *out, [](auto x, auto y) { return x + y; });
+    return binary_arith(ctx, *self, *other, *out, [](auto x, auto y) { return x + y; });
   }
-  return binary_elementwise(ctx, *self, *other, *out, [&](auto x, auto y) {
-    using T = decltype(x);
-    const T a = is_floating(self->dtype()) ? static_cast<T>(alpha.to_double())
-                                           : static_cast<T>(alpha.to_int());
-    return static_cast<T>(x + a * y);
+  const double a = alpha.to_double();
+  const int64_t ai = alpha.to_int();
+  return binary_arith(ctx, *self, *other, *out, [&](auto x, auto y) {
+    using C = decltype(x);
+    if constexpr (std::is_floating_point_v<C>) {
+      return x + static_cast<C>(a) * y;
+    } else {
+      return static_cast<C>(x + static_cast<C>(ai) * y);
+    }
   });
 }
 
