@@ -1,5 +1,6 @@
 // aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
 #include "kernels/binary_op.h"
+#include "kernels/integer_math.h"
 
 namespace et::kernels {
 namespace {
@@ -13,7 +14,8 @@ Status add_out(KernelContext& ctx) {
     return ctx.fail("a float alpha needs floating-point operands");
   }
   if (alpha.to_double() == 1.0) {
-    return binary_arith(ctx, *self, *other, *out, [](auto x, auto y) { return x + y; });
+    return binary_arith(ctx, *self, *other, *out,
+                        [](auto x, auto y) { return wrapping_add(x, y); });
   }
   const double a = alpha.to_double();
   const int64_t ai = alpha.to_int();
@@ -22,7 +24,7 @@ Status add_out(KernelContext& ctx) {
     if constexpr (std::is_floating_point_v<C>) {
       return x + static_cast<C>(a) * y;
     } else {
-      return static_cast<C>(x + static_cast<C>(ai) * y);
+      return wrapping_add(x, wrapping_mul(static_cast<C>(ai), y));
     }
   });
 }

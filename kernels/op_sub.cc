@@ -1,5 +1,6 @@
 // aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
 #include "kernels/binary_op.h"
+#include "kernels/integer_math.h"
 
 namespace et::kernels {
 namespace {
@@ -22,7 +23,7 @@ Status sub_out(KernelContext& ctx) {
     if constexpr (std::is_floating_point_v<C>) {
       return x - static_cast<C>(a) * y;
     } else {
-      return static_cast<C>(x - static_cast<C>(ai) * y);
+      return wrapping_sub(x, wrapping_mul(static_cast<C>(ai), y));
     }
   });
 }
