@@ -83,6 +83,12 @@ bool visit_dtype(ScalarType type, F&& f) {
   }
 }
 
+// Copies a `shape`-shaped block between two strided layouts (strides in elements),
+// converting from `from` to `to`. False when a dtype is not handled.
+bool convert_strided(const Shape& shape, ScalarType from, const void* src,
+                     const int64_t* src_strides, ScalarType to, void* dst,
+                     const int64_t* dst_strides);
+
 // Copies src into out (same shape), converting dtype and laying elements out in each
 // tensor's own dim order. NotSupported naming both dtypes when either is not one of
 // float16, bfloat16, float32, float64, int8/16/32/64, uint8, bool.

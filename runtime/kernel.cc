@@ -64,6 +64,12 @@ Result<Tensor*> KernelContext::output(size_t i) const {
   return t;
 }
 
+Result<Tensor*> KernelContext::view_output(size_t i) const {
+  ET_RETURN_IF_ERROR(check_index(i));
+  if (!args_[i]->is_tensor()) return wrong_kind(i, "an output tensor");
+  return &args_[i]->to_tensor();
+}
+
 Result<int64_t> KernelContext::int_arg(size_t i) const {
   ET_RETURN_IF_ERROR(check_index(i));
   if (!args_[i]->is_int()) return wrong_kind(i, "an int");

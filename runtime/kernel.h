@@ -70,6 +70,9 @@ class KernelContext {
   Result<const Tensor*> optional_input(size_t i) const;  // nullptr for None
   // A tensor the kernel writes. Refuses program constants.
   Result<Tensor*> output(size_t i) const;
+  // A tensor the kernel makes a view of another (it sets the data pointer itself and
+  // must carry over the source's constness). No memory check.
+  Result<Tensor*> view_output(size_t i) const;
   Result<int64_t> int_arg(size_t i) const;
   Result<bool> bool_arg(size_t i) const;
   Result<double> double_arg(size_t i) const;  // a float, or an int read as a float

@@ -1,0 +1,111 @@
+#include "kernels/copy_util.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+namespace et::kernels {
+
+Shape shape_of(const Tensor& t) {
+  Shape s;
+  s.rank = t.dim();
+  for (int d = 0; d < s.rank; ++d) s.sizes[d] = t.size(d);
+  return s;
+}
+
+void strided_copy(const Shape& shape, const void* src, const int64_t* src_strides, void* dst,
+                  const int64_t* dst_strides, size_t elsize) {
+  const auto* in = static_cast<const uint8_t*>(src);
+  auto* out = static_cast<uint8_t*>(dst);
+  if (shape.rank == 0) {
+    std::memcpy(out, in, elsize);
+    return;
+  }
+  const int inner = shape.rank - 1;
+  const bool runs = src_strides[inner] == 1 && dst_strides[inner] == 1;
+  Shape outer = shape;
+  if (runs) outer.sizes[inner] = 1;
+  const size_t run_bytes = runs ? static_cast<size_t>(shape.sizes[inner]) * elsize : elsize;
+  const std::array<const int64_t*, 2> strides = {src_strides, dst_strides};
+  for_each_index<2>(outer, strides, [&](const std::array<int64_t, 2>& o) {
+    std::memcpy(out + o[1] * static_cast<int64_t>(elsize), in + o[0] * static_cast<int64_t>(elsize),
+                run_bytes);
+  });
+}
+
+Status copy_logical(const KernelContext& ctx, const Tensor& src, Tensor& out) {
+  if (src.numel() != out.numel()) {
+    return ctx.fail(fmt::format("cannot copy {} elements into {}", src.numel(), out.numel()));
+  }
+  if (src.numel() == 0) return Status();
+  const size_t elsize = src.element_size();
+  const bool same_shape = src.dim() == out.dim() &&
+                          std::equal(src.sizes().begin(), src.sizes().end(), out.sizes().begin());
+  if (same_shape) {
+    strided_copy(shape_of(src), src.data(), src.strides().data(), out.mutable_data(),
+                 out.strides().data(), elsize);
+    return Status();
+  }
+  if (src.is_contiguous() && out.is_contiguous()) {
+    std::memmove(out.mutable_data(), src.data(), src.nbytes());
+    return Status();
+  }
+  // A reshape across dim orders: through a row-major scratch copy.
+  ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp(src.nbytes()));
+  std::array<int64_t, kMaxRank> row_major{};
+  const Shape s = shape_of(src);
+  int64_t stride = 1;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    row_major[d] = stride;
+    stride *= s.sizes[d];
+  }
+  strided_copy(s, src.data(), src.strides().data(), scratch, row_major.data(), elsize);
+  const Shape o = shape_of(out);
+  stride = 1;
+  for (int d = o.rank - 1; d >= 0; --d) {
+    row_major[d] = stride;
+    stride *= o.sizes[d];
+  }
+  strided_copy(o, scratch, row_major.data(), out.mutable_data(), out.strides().data(), elsize);
+  return Status();
+}
+
+Result<int> wrap_dim(const KernelContext& ctx, int64_t dim, int rank) {
+  const int64_t r = rank == 0 ? 1 : rank;  // a 0-d tensor accepts dim 0 and -1
+  if (dim < -r || dim >= r) {
+    return ctx.fail(fmt::format("dim {} is out of range for a rank-{} tensor", dim, rank));
+  }
+  return static_cast<int>(dim < 0 ? dim + r : dim);
+}
+
+Result<Shape> resolve_view_shape(const KernelContext& ctx, std::span<const int64_t> sizes,
+                                 int64_t numel) {
+  if (sizes.size() > kMaxRank) return ctx.fail(fmt::format("rank {} is above 16", sizes.size()));
+  Shape s;
+  s.rank = static_cast<int>(sizes.size());
+  int infer = -1;
+  int64_t known = 1;
+  for (int d = 0; d < s.rank; ++d) {
+    if (sizes[d] == -1) {
+      if (infer >= 0) return ctx.fail("only one dimension can be -1");
+      infer = d;
+      continue;
+    }
+    if (sizes[d] < 0) return ctx.fail(fmt::format("size {} is invalid", sizes[d]));
+    s.sizes[d] = sizes[d];
+    if (__builtin_mul_overflow(known, sizes[d], &known)) return ctx.fail("shape overflows");
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0) {
+      return ctx.fail(
+          fmt::format("shape {} is invalid for {} elements", shape_string(sizes), numel));
+    }
+    s.sizes[infer] = numel / known;
+  } else if (known != numel) {
+    return ctx.fail(fmt::format("shape {} is invalid for {} elements", shape_string(sizes), numel));
+  }
+  return s;
+}
+
+}  // namespace et::kernels

@@ -1,0 +1,53 @@
+// aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *,
+//     Tensor(a!)[] out) -> ()
+#include <fmt/format.h>
+
+#include "kernels/copy_util.h"
+
+namespace et::kernels {
+namespace {
+
+Status split_with_sizes_copy_out(KernelContext& ctx) {
+  ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
+  ET_ASSIGN_OR_RETURN(auto split_sizes, ctx.int_list_arg(1));
+  ET_ASSIGN_OR_RETURN(int64_t dim_arg, ctx.int_arg(2));
+  ET_ASSIGN_OR_RETURN(auto outs, ctx.tensor_list_arg(3));
+  if (self->dim() == 0) return ctx.fail("cannot split a 0-d tensor");
+  ET_ASSIGN_OR_RETURN(int dim, wrap_dim(ctx, dim_arg, self->dim()));
+  if (split_sizes.size() != outs.size()) {
+    return ctx.fail(fmt::format("{} split sizes for {} outputs", split_sizes.size(), outs.size()));
+  }
+  int64_t total = 0;
+  for (int64_t s : split_sizes) {
+    if (s < 0) return ctx.fail(fmt::format("split size {} is negative", s));
+    total += s;
+  }
+  if (total != self->size(dim)) {
+    return ctx.fail(fmt::format("split sizes add up to {}, but dim {} has size {}", total, dim,
+                                self->size(dim)));
+  }
+  int64_t offset = 0;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    Tensor* out = outs[k];
+    if (out == nullptr || out->is_constant())
+      return ctx.fail(fmt::format("output {} is not writable", k));
+    if (out->dtype() != self->dtype()) return ctx.fail("input and output dtypes differ");
+    Shape shape = shape_of(*self);
+    shape.sizes[dim] = split_sizes[k];
+    ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
+    if (out->numel() > 0) {
+      if (out->data() == nullptr) return ctx.fail(fmt::format("output {} has no memory", k));
+      const auto* src = static_cast<const uint8_t*>(self->data()) +
+                        offset * self->stride(dim) * static_cast<int64_t>(self->element_size());
+      strided_copy(shape, src, self->strides().data(), out->mutable_data(), out->strides().data(),
+                   self->element_size());
+    }
+    offset += split_sizes[k];
+  }
+  return Status();
+}
+
+ET_REGISTER_KERNEL("aten::split_with_sizes_copy.out", split_with_sizes_copy_out);
+
+}  // namespace
+}  // namespace et::kernels
