@@ -47,3 +47,37 @@ Status binary_arith_scalar(const KernelContext& ctx, const Tensor& a, const Scal
 }
 
 }  // namespace et::kernels
+
+namespace et::kernels {
+
+// out = cmp(a, b) as bool, comparing in the promoted type of a and b.
+template <typename Cmp>
+Status compare_tensors(const KernelContext& ctx, const Tensor& a, const Tensor& b, Tensor& out,
+                       Cmp&& cmp) {
+  const ScalarType common = ResultType().add(a).add(b).get();
+  return dispatch_compute(ctx, common, [&](auto zero) -> Status {
+    using C = decltype(zero);
+    return map_elementwise<C, bool, 2>(ctx, {&a, &b}, out,
+                                       [&](C x, C y) { return static_cast<bool>(cmp(x, y)); });
+  });
+}
+
+template <typename Cmp>
+Status compare_scalar(const KernelContext& ctx, const Tensor& a, const Scalar& s, Tensor& out,
+                      Cmp&& cmp) {
+  const ScalarType common = ResultType().add(a).add(s).get();
+  return dispatch_compute(ctx, common, [&](auto zero) -> Status {
+    using C = decltype(zero);
+    const C value = s.is_floating() ? static_cast<C>(s.d) : static_cast<C>(s.to_int());
+    return map_elementwise<C, bool, 1>(ctx, {&a}, out,
+                                       [&](C x) { return static_cast<bool>(cmp(x, value)); });
+  });
+}
+
+// The floating type an op on real numbers computes in for operands of `common`:
+// integers and bool go to float32 (the default dtype), as PyTorch's true division does.
+inline ScalarType floating_result(ScalarType common) {
+  return is_floating(common) ? common : ScalarType::kFloat;
+}
+
+}  // namespace et::kernels

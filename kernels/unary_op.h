@@ -3,7 +3,7 @@
 // unary_float_out: ops defined on real numbers (exp, sin, sigmoid, ...). Integer and
 // bool inputs compute in float32 (PyTorch promotes them to the default dtype); half
 // types compute in float; float64 in double. Called as `Status op(KernelContext&)`
-// with arguments (self, out).
+// with arguments (self, ..., out); `out_index` says where out is.
 //
 // unary_same_out: ops that keep the input's type (neg, abs, relu, floor on integers).
 #pragma once
@@ -15,9 +15,9 @@
 namespace et::kernels {
 
 template <typename F>
-Status unary_float_out(KernelContext& ctx, F&& f) {
+Status unary_float_out(KernelContext& ctx, F&& f, size_t out_index = 1) {
   ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
-  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(1));
+  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(out_index));
   const ScalarType result = is_floating(self->dtype()) ? self->dtype() : ScalarType::kFloat;
   ET_ASSIGN_OR_RETURN(ScalarType common, common_dtype(ctx, result, *out));
   if (common == ScalarType::kDouble) {
