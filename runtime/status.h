@@ -122,20 +122,21 @@ class [[nodiscard]] Result {
 
 // Returns the Status of `expr` (a Status or a Result) from the enclosing function
 // when it is not OK.
-#define ET_RETURN_IF_ERROR(expr)                                               \
-  do {                                                                         \
-    if (auto et_status_ = ::et::internal::status_of(expr); !et_status_.ok()) { \
-      return et_status_;                                                       \
-    }                                                                          \
+// (Variadic, so an expression with template commas needs no extra parentheses.)
+#define ET_RETURN_IF_ERROR(...)                                                       \
+  do {                                                                                \
+    if (auto et_status_ = ::et::internal::status_of(__VA_ARGS__); !et_status_.ok()) { \
+      return et_status_;                                                              \
+    }                                                                                 \
   } while (0)
 
 // `ET_ASSIGN_OR_RETURN(auto x, make_x());` declares x from a Result's value, or
 // returns the Result's Status from the enclosing function.
-#define ET_ASSIGN_OR_RETURN(lhs, expr) \
-  ET_ASSIGN_OR_RETURN_IMPL_(ET_STATUS_CONCAT_(et_result_, __LINE__), lhs, expr)
-#define ET_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
-  auto result = (expr);                              \
-  if (!result.ok()) return result.status();          \
+#define ET_ASSIGN_OR_RETURN(lhs, ...) \
+  ET_ASSIGN_OR_RETURN_IMPL_(ET_STATUS_CONCAT_(et_result_, __LINE__), lhs, __VA_ARGS__)
+#define ET_ASSIGN_OR_RETURN_IMPL_(result, lhs, ...) \
+  auto result = (__VA_ARGS__);                      \
+  if (!result.ok()) return result.status();         \
   lhs = std::move(result).value()
 
 namespace et::internal {
