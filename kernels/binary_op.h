@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/convert.h"
 #include "kernels/elementwise.h"
 #include "kernels/type_promotion.h"
 
@@ -40,7 +41,7 @@ Status binary_arith_scalar(const KernelContext& ctx, const Tensor& a, const Scal
   ET_ASSIGN_OR_RETURN(ScalarType common, common_dtype(ctx, ResultType().add(a).add(s).get(), out));
   return dispatch_compute(ctx, common, [&](auto zero) -> Status {
     using C = decltype(zero);
-    const C value = s.is_floating() ? static_cast<C>(s.d) : static_cast<C>(s.to_int());
+    const C value = scalar_as<C>(s);
     return map_elementwise<C, C, 1>(ctx, {&a}, out,
                                     [&](C x) { return static_cast<C>(op(x, value)); });
   });
@@ -68,7 +69,7 @@ Status compare_scalar(const KernelContext& ctx, const Tensor& a, const Scalar& s
   const ScalarType common = ResultType().add(a).add(s).get();
   return dispatch_compute(ctx, common, [&](auto zero) -> Status {
     using C = decltype(zero);
-    const C value = s.is_floating() ? static_cast<C>(s.d) : static_cast<C>(s.to_int());
+    const C value = scalar_as<C>(s);
     return map_elementwise<C, bool, 1>(ctx, {&a}, out,
                                        [&](C x) { return static_cast<bool>(cmp(x, value)); });
   });

@@ -26,6 +26,11 @@ To convert_value(From x) {
     return convert_value<To>(static_cast<float>(x));
   } else if constexpr (is_half_type_v<To>) {
     return To(convert_value<float>(x));
+  } else if constexpr (std::is_same_v<To, float> && std::is_same_v<From, double>) {
+    // Out-of-range doubles become infinities (a plain cast would be undefined).
+    if (x > 3.4028234663852886e38) return std::numeric_limits<float>::infinity();
+    if (x < -3.4028234663852886e38) return -std::numeric_limits<float>::infinity();
+    return static_cast<float>(x);
   } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
@@ -41,6 +46,14 @@ To convert_value(From x) {
   } else {
     return static_cast<To>(x);
   }
+}
+
+// A Scalar argument as a value of type C, converted as convert_value does.
+template <typename C>
+C scalar_as(const Scalar& s) {
+  if (s.is_floating()) return convert_value<C>(s.d);
+  if (s.kind == ValueKind::kBool) return convert_value<C>(s.b);
+  return convert_value<C>(s.i);
 }
 
 // Calls f(T{}) with the C++ element type of `type`; false when the kernels do not

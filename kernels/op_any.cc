@@ -20,7 +20,7 @@ Status any_dims_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
   ET_ASSIGN_OR_RETURN(auto dims, ctx.optional_int_list_arg(1));
   ET_ASSIGN_OR_RETURN(bool keepdim, ctx.bool_arg(2));
-  ET_ASSIGN_OR_RETURN(Tensor* out, ctx.output(3));
+  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(3));
   return any(ctx, *self, dims, keepdim, *out);
 }
 
@@ -28,13 +28,13 @@ Status any_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
   ET_ASSIGN_OR_RETURN(int64_t dim, ctx.int_arg(1));
   ET_ASSIGN_OR_RETURN(bool keepdim, ctx.bool_arg(2));
-  ET_ASSIGN_OR_RETURN(Tensor* out, ctx.output(3));
+  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(3));
   return any(ctx, *self, std::span<const int64_t>(&dim, 1), keepdim, *out);
 }
 
 Status any_all_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
-  ET_ASSIGN_OR_RETURN(Tensor* out, ctx.output(1));
+  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(1));
   return any(ctx, *self, std::nullopt, false, *out);
 }
 

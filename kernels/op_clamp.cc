@@ -19,9 +19,7 @@ Status clamp_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(ScalarType common, common_dtype(ctx, result.get(), *out));
   return dispatch_compute(ctx, common, [&](auto zero) -> Status {
     using C = decltype(zero);
-    auto value = [](const std::optional<Scalar>& s) {
-      return !s ? C(0) : s->is_floating() ? static_cast<C>(s->d) : static_cast<C>(s->to_int());
-    };
+    auto value = [](const std::optional<Scalar>& s) { return s ? scalar_as<C>(*s) : C(0); };
     const C l = value(lo), h = value(hi);
     return map_elementwise<C, C, 1>(ctx, {self}, *out, [&](C x) {
       return clamp_value(x, l, h, lo.has_value(), hi.has_value());

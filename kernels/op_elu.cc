@@ -1,5 +1,6 @@
 // aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *,
 //     Tensor(a!) out)
+#include "kernels/convert.h"
 #include "kernels/unary_op.h"
 
 namespace et::kernels {
@@ -13,8 +14,9 @@ Status elu_out(KernelContext& ctx) {
       ctx,
       [=](auto x) {
         using T = decltype(x);
-        return x > 0 ? static_cast<T>(scale) * x
-                     : static_cast<T>(alpha * scale) * std::expm1(static_cast<T>(input_scale) * x);
+        return x > 0 ? convert_value<T>(scale) * x
+                     : convert_value<T>(alpha * scale) *
+                           std::expm1(convert_value<T>(input_scale) * x);
       },
       4);
 }

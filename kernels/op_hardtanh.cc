@@ -1,4 +1,5 @@
 // aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out)
+#include "kernels/convert.h"
 #include "kernels/float_math.h"
 #include "kernels/unary_op.h"
 
@@ -17,7 +18,7 @@ Status hardtanh_out(KernelContext& ctx) {
     if constexpr (std::is_same_v<C, bool>) {
       return ctx.fail("bool input is not supported");
     } else {
-      const C l = static_cast<C>(lo), h = static_cast<C>(hi);
+      const C l = convert_value<C>(lo), h = convert_value<C>(hi);
       return map_elementwise<C, C, 1>(ctx, {self}, *out,
                                       [&](C x) { return clamp_value(x, l, h, true, true); });
     }

@@ -68,7 +68,7 @@ Status pow_scalar_out(KernelContext& ctx) {
   auto fn = pow_fn(neg);
   Status s = dispatch_compute(ctx, common, [&](auto zero) -> Status {
     using C = decltype(zero);
-    const C b = base.is_floating() ? static_cast<C>(base.d) : static_cast<C>(base.to_int());
+    const C b = scalar_as<C>(base);
     return map_elementwise<C, C, 1>(ctx, {exponent}, *out,
                                     [&](C e) { return static_cast<C>(fn(b, e)); });
   });

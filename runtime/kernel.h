@@ -35,8 +35,13 @@ struct Scalar {
   double to_double() const {
     return kind == ValueKind::kDouble ? d : kind == ValueKind::kInt ? static_cast<double>(i) : b;
   }
+  // A float is truncated; NaN or a value outside int64 gives INT64_MIN (what x86's
+  // conversion instruction, and so PyTorch, produces) without undefined behaviour.
   int64_t to_int() const {
-    return kind == ValueKind::kInt ? i : kind == ValueKind::kDouble ? static_cast<int64_t>(d) : b;
+    if (kind == ValueKind::kInt) return i;
+    if (kind == ValueKind::kBool) return b;
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return INT64_MIN;
+    return static_cast<int64_t>(d);
   }
   bool is_floating() const { return kind == ValueKind::kDouble; }
 };
