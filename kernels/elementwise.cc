@@ -1,5 +1,7 @@
 #include "kernels/elementwise.h"
 
+#include <fmt/format.h>
+
 #include "kernels/convert.h"
 
 namespace et::kernels {
@@ -7,6 +9,18 @@ namespace et::kernels {
 template <typename C>
 Status gather_as(const KernelContext& ctx, const Tensor& src, const Shape& shape,
                  std::span<const int64_t> dst_strides, C* dst) {
+  // Never read outside src: its shape must broadcast to `shape`.
+  if (src.dim() > shape.rank) {
+    return ctx.fail(fmt::format("shape {} does not broadcast to {}", shape_string(src.sizes()),
+                                shape_string(shape.view())));
+  }
+  for (int d = 0; d < src.dim(); ++d) {
+    const int64_t want = shape.sizes[shape.rank - src.dim() + d];
+    if (src.size(d) != 1 && src.size(d) != want) {
+      return ctx.fail(fmt::format("shape {} does not broadcast to {}", shape_string(src.sizes()),
+                                  shape_string(shape.view())));
+    }
+  }
   const auto src_strides = broadcast_strides(src, shape.rank);
   const std::array<const int64_t*, 2> strides = {src_strides.data(), dst_strides.data()};
   const bool ok = visit_dtype(src.dtype(), [&](auto zero) {

@@ -1,12 +1,10 @@
 // aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
 //                 Scalar alpha=1, Tensor(a!) out)
-// out = beta * self + alpha * (mat1 @ mat2), self broadcast to [m, n].
+// out = beta * self + alpha * (mat1 @ mat2), self broadcast to [m, n]; beta == 0
+// ignores self entirely (NaN in it does not propagate), as in PyTorch.
 #include <fmt/format.h>
 
-#include <vector>
-
-#include "kernels/dispatch.h"
-#include "kernels/shape_util.h"
+#include "kernels/dense.h"
 
 namespace et::kernels {
 namespace {
@@ -22,46 +20,31 @@ Status addmm_out(KernelContext& ctx) {
     return ctx.fail(fmt::format("cannot multiply {} by {}", shape_string(mat1->sizes()),
                                 shape_string(mat2->sizes())));
   }
-  for (const Tensor* t : {self, mat1, mat2}) {
-    if (t->dtype() != out->dtype()) return ctx.fail("all tensors must have the output's dtype");
-  }
+  if (mat1->dtype() != mat2->dtype()) return ctx.fail("operands have different dtypes");
   const int64_t m = mat1->size(0), k = mat1->size(1), n = mat2->size(1);
-  Shape shape;
-  shape.rank = 2;
-  shape.sizes[0] = m;
-  shape.sizes[1] = n;
-  if (self->dim() > 2 ||
-      (self->dim() >= 1 && self->size(self->dim() - 1) != n && self->size(self->dim() - 1) != 1) ||
-      (self->dim() == 2 && self->size(0) != m && self->size(0) != 1)) {
-    return ctx.fail(fmt::format("self of shape {} does not broadcast to [{}, {}]",
-                                shape_string(self->sizes()), m, n));
-  }
+  const Shape shape{{m, n}, 2};
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
-  const auto bias_strides = broadcast_strides(*self, 2);
-  return dispatch_float(ctx, out->dtype(), [&](auto zero) -> Status {
-    using T = decltype(zero);
-    const T* a = mat1->data_as<const T>();
-    const T* b = mat2->data_as<const T>();
-    const T* c = self->data_as<const T>();
-    T* o = out->data_as<T>();
-    const int64_t as0 = mat1->stride(0), as1 = mat1->stride(1);
-    const int64_t bs0 = mat2->stride(0), bs1 = mat2->stride(1);
-    const int64_t os0 = out->stride(0), os1 = out->stride(1);
-    const T tb = static_cast<T>(beta.to_double()), ta = static_cast<T>(alpha.to_double());
-    std::vector<T> row(static_cast<size_t>(n));
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(row.begin(), row.end(), zero);
-      for (int64_t p = 0; p < k; ++p) {
-        const T x = a[i * as0 + p * as1];
-        const T* brow = b + p * bs0;
-        for (int64_t j = 0; j < n; ++j) row[j] += x * brow[j * bs1];
+  if (self->dim() > 2) return ctx.fail("self must broadcast to the product's shape");
+  return dispatch_compute(ctx, mat1->dtype(), [&](auto zero) -> Status {
+    using C = std::conditional_t<std::is_same_v<decltype(zero), bool>, int64_t, decltype(zero)>;
+    ET_ASSIGN_OR_RETURN(const C* pa, dense_as<C>(ctx, *mat1));
+    ET_ASSIGN_OR_RETURN(const C* pb, dense_as<C>(ctx, *mat2));
+    ET_ASSIGN_OR_RETURN(C * pc, dense_result<C>(ctx, *out));
+    gemm<C>(m, n, k, pa, k, pb, n, pc, n, false);
+    const C a = scalar_as<C>(alpha), b = scalar_as<C>(beta);
+    if (b == C(0)) {
+      if (a != C(1)) {
+        for (int64_t i = 0; i < m * n; ++i) pc[i] *= a;
       }
-      for (int64_t j = 0; j < n; ++j) {
-        const T bias = c[i * bias_strides[0] + j * bias_strides[1]];
-        o[i * os0 + j * os1] = (tb == T(0) ? T(0) : tb * bias) + ta * row[j];
-      }
+      return store_dense<C>(ctx, pc, *out);
     }
-    return Status();
+    ET_ASSIGN_OR_RETURN(void* bias_scratch, ctx.temp(static_cast<size_t>(m * n) * sizeof(C)));
+    C* bias = static_cast<C*>(bias_scratch);
+    const std::array<int64_t, kMaxRank> row_major = {n, 1};
+    Status broadcast = gather_as<C>(ctx, *self, shape, {row_major.data(), 2}, bias);
+    if (!broadcast.ok()) return broadcast;
+    for (int64_t i = 0; i < m * n; ++i) pc[i] = b * bias[i] + a * pc[i];
+    return store_dense<C>(ctx, pc, *out);
   });
 }
 

@@ -1,0 +1,73 @@
+// Dense row-major working copies of tensors, for kernels (matmul, convolution,
+// normalisation) that compute on plain arrays and write the result back in the
+// output's own dtype and dim order.
+#pragma once
+
+#include "kernels/convert.h"
+#include "kernels/copy_util.h"
+#include "kernels/elementwise.h"
+
+namespace et::kernels {
+
+// t's values, converted to C, row-major. Points into t when it already is that.
+template <typename C>
+Result<const C*> dense_as(const KernelContext& ctx, const Tensor& t) {
+  if (t.dtype() == scalar_type_of<C>() && t.is_contiguous()) return t.data_as<const C>();
+  ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp(static_cast<size_t>(t.numel()) * sizeof(C) + 1));
+  const Shape shape = shape_of(t);
+  std::array<int64_t, kMaxRank> row_major{};
+  int64_t stride = 1;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    row_major[d] = stride;
+    stride *= shape.sizes[d];
+  }
+  if (t.numel() > 0) {
+    ET_RETURN_IF_ERROR(gather_as<C>(ctx, t, shape,
+                                    {row_major.data(), static_cast<size_t>(shape.rank)},
+                                    static_cast<C*>(scratch)));
+  }
+  return static_cast<const C*>(scratch);
+}
+
+// A row-major result buffer for `out` (already sized): out's memory when it is
+// contiguous of type C, else scratch that store_dense() writes back.
+template <typename C>
+Result<C*> dense_result(const KernelContext& ctx, Tensor& out) {
+  if (out.dtype() == scalar_type_of<C>() && out.is_contiguous()) return out.data_as<C>();
+  ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp(static_cast<size_t>(out.numel()) * sizeof(C) + 1));
+  return static_cast<C*>(scratch);
+}
+
+template <typename C>
+Status store_dense(const KernelContext& ctx, const C* values, Tensor& out) {
+  if (static_cast<const void*>(values) == out.data() || out.numel() == 0) return Status();
+  const Shape shape = shape_of(out);
+  std::array<int64_t, kMaxRank> row_major{};
+  int64_t stride = 1;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    row_major[d] = stride;
+    stride *= shape.sizes[d];
+  }
+  if (!convert_strided(shape, scalar_type_of<C>(), values, row_major.data(), out.dtype(),
+                       out.mutable_data(), out.strides().data())) {
+    return ctx.unsupported("output dtype is not supported");
+  }
+  return Status();
+}
+
+// C[m, n] (+)= A[m, k] * B[k, n], all row-major with leading dimensions lda, ldb, ldc.
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+          int64_t ldc, bool accumulate) {
+  for (int64_t i = 0; i < m; ++i) {
+    T* row = c + i * ldc;
+    if (!accumulate) std::fill(row, row + n, T(0));
+    for (int64_t p = 0; p < k; ++p) {
+      const T x = a[i * lda + p];
+      const T* brow = b + p * ldb;
+      for (int64_t j = 0; j < n; ++j) row[j] += x * brow[j];
+    }
+  }
+}
+
+}  // namespace et::kernels
