@@ -17,12 +17,26 @@ namespace et::kernels {
 // values give the type's minimum for 32- and 64-bit targets (what x86 conversion
 // instructions, and so PyTorch, produce) and wrap through int64 for narrower ones.
 // To bool: nonzero is true. Never undefined behaviour.
+// How kernels read and write bool tensor memory: a byte, true when nonzero. Memory
+// from a program or a client may hold bytes other than 0 and 1, which reading as C++
+// bool would make undefined behaviour.
+struct Bool8 {
+  uint8_t byte = 0;
+  Bool8() = default;
+  explicit Bool8(bool b) : byte(b ? 1 : 0) {}
+  explicit operator bool() const { return byte != 0; }
+};
+
 template <typename T>
 inline constexpr bool is_half_type_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <typename To, typename From>
 To convert_value(From x) {
-  if constexpr (is_half_type_v<From>) {
+  if constexpr (std::is_same_v<From, Bool8>) {
+    return convert_value<To>(static_cast<bool>(x));
+  } else if constexpr (std::is_same_v<To, Bool8>) {
+    return Bool8(convert_value<bool>(x));
+  } else if constexpr (is_half_type_v<From>) {
     return convert_value<To>(static_cast<float>(x));
   } else if constexpr (is_half_type_v<To>) {
     return To(convert_value<float>(x));
@@ -89,7 +103,7 @@ bool visit_dtype(ScalarType type, F&& f) {
       f(int64_t{});
       return true;
     case ScalarType::kBool:
-      f(bool{});
+      f(Bool8{});
       return true;
     default:
       return false;

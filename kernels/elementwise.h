@@ -81,8 +81,10 @@ Status map_elementwise(const KernelContext& ctx, const std::array<const Tensor*,
   std::array<const C*, N> in{};
   for (size_t k = 0; k < N; ++k) {
     const Tensor& t = *inputs[k];
+    // Bool memory is never read in place (see Bool8): it goes through gather_as.
     const bool direct =
-        t.dtype() == scalar_type_of<C>() && t.numel() == n && t.dim() == out.dim() &&
+        !std::is_same_v<C, bool> && t.dtype() == scalar_type_of<C>() && t.numel() == n &&
+        t.dim() == out.dim() &&
         std::equal(t.dim_order().begin(), t.dim_order().end(), out.dim_order().begin());
     if (direct) {
       in[k] = t.data_as<const C>();

@@ -45,8 +45,8 @@ Status scatter(KernelContext& ctx) {
         to += (d == dim ? idx[n] : pos[d]) * out->stride(d);
       }
       if constexpr (kAdd) {
-        if constexpr (std::is_same_v<T, bool>) {
-          o[to] = o[to] || s[from];
+        if constexpr (std::is_same_v<T, Bool8>) {
+          o[to] = Bool8(static_cast<bool>(o[to]) || static_cast<bool>(s[from]));
         } else if constexpr (std::is_integral_v<T>) {
           o[to] = wrapping_add(o[to], s[from]);
         } else {

@@ -509,8 +509,9 @@ Status Method::run_chain(size_t c) {
         } else if (cond.is_tensor() && cond.to_tensor().dtype() == ScalarType::kBool &&
                    cond.to_tensor().data() != nullptr) {
           const Tensor& t = cond.to_tensor();
-          const bool* p = t.data_as<const bool>();
-          truth = std::all_of(p, p + t.numel(), [](bool b) { return b; });
+          // Read as bytes: tensor memory may hold values other than 0 and 1.
+          const auto* p = static_cast<const uint8_t*>(t.data());
+          truth = std::all_of(p, p + t.numel(), [](uint8_t b) { return b != 0; });
         } else {
           return invalid_argument(fmt::format(
               "method '{}', instruction {}:{}: jump condition is not a bool or bool tensor",

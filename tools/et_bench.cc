@@ -1,0 +1,111 @@
+// et-bench: median latency of one method of a .pte program, in this process.
+//
+//   et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] [--iterations N]
+//
+// Inputs default to zeros of the declared shapes. Prints one JSON line:
+// {"model": ..., "method": ..., "iterations": N, "median_ms": ..., "min_ms": ..., "p90_ms": ...}
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "runtime/method.h"
+#include "runtime/program.h"
+#include "tools/npy.h"
+
+namespace {
+
+int fail(const et::Status& s) {
+  std::fprintf(stderr, "et-bench: %s\n", s.to_string().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model, method = "forward";
+  std::vector<std::string> input_files;
+  int warmup = 3, iterations = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (arg == "--method") {
+      method = next();
+    } else if (arg == "--input") {
+      input_files.push_back(next());
+    } else if (arg == "--warmup") {
+      warmup = std::stoi(next());
+    } else if (arg == "--iterations") {
+      iterations = std::max(1, std::stoi(next()));
+    } else if (arg == "-h" || arg == "--help") {
+      std::printf("usage: et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] [--iterations N]\n");
+      return 0;
+    } else {
+      model = arg;
+    }
+  }
+  if (model.empty()) {
+    std::fprintf(stderr, "et-bench: no model given (see --help)\n");
+    return 2;
+  }
+  auto program = et::Program::load_file(model);
+  if (!program.ok()) return fail(program.status());
+  auto loaded = et::Method::load(*program, method);
+  if (!loaded.ok()) return fail(loaded.status());
+  et::Method& m = **loaded;
+
+  std::vector<et::tools::NpyArray> arrays(m.num_inputs());
+  std::vector<std::vector<int64_t>> shapes(m.num_inputs());
+  std::vector<et::InputValue> inputs;
+  for (size_t i = 0; i < m.num_inputs(); ++i) {
+    const et::ValueMeta& meta = m.meta().inputs[i];
+    if (meta.kind != et::ValueKind::kTensor) {
+      inputs.push_back(meta.kind == et::ValueKind::kInt      ? et::InputValue::of_int(meta.traced.to_int())
+                       : meta.kind == et::ValueKind::kDouble ? et::InputValue::of_double(meta.traced.to_double())
+                                                             : et::InputValue::of_bool(meta.traced.to_bool()));
+      continue;
+    }
+    if (i < input_files.size()) {
+      auto a = et::tools::read_npy(input_files[i]);
+      if (!a.ok()) return fail(a.status());
+      arrays[i] = std::move(*a);
+      if (meta.tensor->dtype == et::ScalarType::kBFloat16) arrays[i].dtype = et::ScalarType::kBFloat16;
+    } else {
+      arrays[i].dtype = meta.tensor->dtype;
+      arrays[i].shape.assign(meta.tensor->sizes.begin(), meta.tensor->sizes.end());
+      arrays[i].data.assign(meta.tensor->nbytes, 0);
+    }
+    et::TensorView view;
+    view.data = arrays[i].data.data();
+    view.nbytes = arrays[i].data.size();
+    view.dtype = arrays[i].dtype;
+    view.sizes = arrays[i].shape;
+    inputs.push_back(et::InputValue::of_tensor(view));
+  }
+  std::vector<std::vector<uint8_t>> outputs(m.num_outputs());
+  for (size_t i = 0; i < m.num_outputs(); ++i) {
+    const et::ValueMeta& o = m.meta().outputs[i];
+    if (o.tensor && !o.tensor->is_memory_planned && !m.output_is_input(i)) {
+      outputs[i].resize(o.tensor->nbytes + 1);
+      if (et::Status s = m.set_output_buffer(i, outputs[i].data(), outputs[i].size()); !s.ok()) return fail(s);
+    }
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < warmup + iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (et::Status s = m.set_inputs(inputs); !s.ok()) return fail(s);
+    if (et::Status s = m.execute(); !s.ok()) return fail(s);
+    const auto end = std::chrono::steady_clock::now();
+    if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("%s\n", fmt::format(R"({{"model": "{}", "method": "{}", "iterations": {}, "median_ms": {:.4f}, )"
+                                  R"("min_ms": {:.4f}, "p90_ms": {:.4f}}})",
+                                  model, method, iterations, ms[ms.size() / 2], ms.front(),
+                                  ms[std::min(ms.size() - 1, ms.size() * 9 / 10)])
+                          .c_str());
+  return 0;
+}
