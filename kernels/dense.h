@@ -6,6 +6,7 @@
 #include "kernels/convert.h"
 #include "kernels/copy_util.h"
 #include "kernels/elementwise.h"
+#include "runtime/thread_pool.h"
 
 namespace et::kernels {
 
@@ -68,6 +69,20 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, 
       for (int64_t j = 0; j < n; ++j) row[j] += x * brow[j];
     }
   }
+}
+
+// gemm, with rows split across the process's threads when the product is large.
+template <typename T>
+void parallel_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+                   int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  if (m < 2 || m * n * k < (int64_t{1} << 16)) {
+    gemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+    return;
+  }
+  ThreadPool::global().parallel_for(static_cast<size_t>(m), 1, [&](size_t r0, size_t r1) {
+    const auto begin = static_cast<int64_t>(r0), rows = static_cast<int64_t>(r1 - r0);
+    gemm(rows, n, k, a + begin * lda, lda, b, ldb, c + begin * ldc, ldc, accumulate);
+  });
 }
 
 }  // namespace et::kernels

@@ -30,7 +30,7 @@ Status addmm_out(KernelContext& ctx) {
     ET_ASSIGN_OR_RETURN(const C* pa, dense_as<C>(ctx, *mat1));
     ET_ASSIGN_OR_RETURN(const C* pb, dense_as<C>(ctx, *mat2));
     ET_ASSIGN_OR_RETURN(C * pc, dense_result<C>(ctx, *out));
-    gemm<C>(m, n, k, pa, k, pb, n, pc, n, false);
+    parallel_gemm<C>(m, n, k, pa, k, pb, n, pc, n, false);
     const C a = scalar_as<C>(alpha), b = scalar_as<C>(beta);
     if (b == C(0)) {
       if (a != C(1)) {

@@ -23,7 +23,7 @@ Status bmm_out(KernelContext& ctx) {
     ET_ASSIGN_OR_RETURN(const C* pb, dense_as<C>(ctx, *b));
     ET_ASSIGN_OR_RETURN(C * pc, dense_result<C>(ctx, *out));
     for (int64_t i = 0; i < batch; ++i) {
-      gemm<C>(m, n, k, pa + i * m * k, k, pb + i * k * n, n, pc + i * m * n, n, false);
+      parallel_gemm<C>(m, n, k, pa + i * m * k, k, pb + i * k * n, n, pc + i * m * n, n, false);
     }
     return store_dense<C>(ctx, pc, *out);
   });

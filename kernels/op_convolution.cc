@@ -90,23 +90,38 @@ Status convolve(const KernelContext& ctx, const Tensor& input, const Tensor& wei
     const int64_t spatial = g.out_h * g.out_w;
     const bool pointwise =
         kernel == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0;
-    T* columns = nullptr;
-    if (!pointwise) {
-      ET_ASSIGN_OR_RETURN(void* scratch,
-                          ctx.temp(static_cast<size_t>(in_cg * kernel * spatial) * sizeof(T)));
-      columns = static_cast<T*>(scratch);
-    }
+    // One group at a time per thread (depthwise convolutions have as many groups as
+    // channels); a single group splits its GEMM rows across the threads instead.
+    auto run_group = [&](const T* image, int64_t n, int64_t grp, T* columns) {
+      const T* cols = image + grp * in_cg * spatial;
+      if (!pointwise) {
+        im2col(image, g, grp * in_cg, in_cg, columns);
+        cols = columns;
+      }
+      // [out_cg, in_cg*kernel] x [in_cg*kernel, spatial]
+      const T* wg = w + grp * out_cg * in_cg * kernel;
+      T* yg = y + (n * g.out_c + grp * out_cg) * spatial;
+      if (g.groups == 1) {
+        parallel_gemm<T>(out_cg, spatial, in_cg * kernel, wg, in_cg * kernel, cols, spatial, yg,
+                         spatial, false);
+      } else {
+        gemm<T>(out_cg, spatial, in_cg * kernel, wg, in_cg * kernel, cols, spatial, yg, spatial,
+                false);
+      }
+    };
+    const size_t column_count = pointwise ? 0 : static_cast<size_t>(in_cg * kernel * spatial);
     for (int64_t n = 0; n < g.batch; ++n) {
       const T* image = x + n * g.in_c * g.in_h * g.in_w;
-      for (int64_t grp = 0; grp < g.groups; ++grp) {
-        const T* cols = image + grp * in_cg * spatial;
-        if (!pointwise) {
-          im2col(image, g, grp * in_cg, in_cg, columns);
-          cols = columns;
-        }
-        // [out_cg, in_cg*kernel] x [in_cg*kernel, spatial]
-        gemm<T>(out_cg, spatial, in_cg * kernel, w + grp * out_cg * in_cg * kernel, in_cg * kernel,
-                cols, spatial, y + (n * g.out_c + grp * out_cg) * spatial, spatial, false);
+      if (g.groups == 1) {
+        std::vector<T> columns(column_count);
+        run_group(image, n, 0, columns.data());
+      } else {
+        ThreadPool::global().parallel_for(
+            static_cast<size_t>(g.groups), 1, [&](size_t g0, size_t g1) {
+              std::vector<T> columns(column_count);
+              for (size_t grp = g0; grp < g1; ++grp)
+                run_group(image, n, static_cast<int64_t>(grp), columns.data());
+            });
       }
       if (b) {
         for (int64_t c = 0; c < g.out_c; ++c) {

@@ -22,7 +22,7 @@ Status mm_out(KernelContext& ctx) {
     ET_ASSIGN_OR_RETURN(const C* pa, dense_as<C>(ctx, *a));
     ET_ASSIGN_OR_RETURN(const C* pb, dense_as<C>(ctx, *b));
     ET_ASSIGN_OR_RETURN(C * pc, dense_result<C>(ctx, *out));
-    gemm<C>(m, n, k, pa, k, pb, n, pc, n, false);
+    parallel_gemm<C>(m, n, k, pa, k, pb, n, pc, n, false);
     return store_dense<C>(ctx, pc, *out);
   });
 }

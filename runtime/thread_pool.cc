@@ -1,0 +1,65 @@
+#include "runtime/thread_pool.h"
+
+#include <pthreadpool.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+namespace et {
+namespace {
+
+size_t default_threads() {
+  if (const char* env = std::getenv("ET_NUM_THREADS")) {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n > 0) return static_cast<size_t>(n);
+  }
+  return std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
+struct Task {
+  const std::function<void(size_t, size_t)>* fn;
+  size_t n;
+};
+
+void run_tile(void* context, size_t start, size_t tile) {
+  auto* task = static_cast<Task*>(context);
+  (*task->fn)(start, std::min(task->n, start + tile));
+}
+
+}  // namespace
+
+void ThreadPool::Deleter::operator()(pthreadpool* p) const { pthreadpool_destroy(p); }
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool* pool = new ThreadPool(default_threads());  // lives until exit
+  return *pool;
+}
+
+ThreadPool::ThreadPool(size_t threads) { set_threads(threads); }
+
+ThreadPool::~ThreadPool() = default;
+
+void ThreadPool::set_threads(size_t threads) {
+  std::lock_guard<std::mutex> lock(busy_);
+  threads_ = std::max<size_t>(1, threads);
+  pool_.reset(threads_ > 1 ? pthreadpool_create(threads_) : nullptr);
+  if (!pool_) threads_ = 1;
+}
+
+void ThreadPool::parallel_for(size_t n, size_t grain,
+                              const std::function<void(size_t, size_t)>& fn) {
+  if (n == 0) return;
+  grain = std::max<size_t>(1, grain);
+  std::unique_lock<std::mutex> lock(busy_, std::try_to_lock);
+  if (!lock.owns_lock() || !pool_ || n <= grain) {
+    fn(0, n);
+    return;
+  }
+  const size_t tile = std::max(grain, (n + threads_ - 1) / threads_);
+  Task task{&fn, n};
+  pthreadpool_parallelize_1d_tile_1d(pool_.get(), &run_tile, &task, n, tile, 0);
+}
+
+}  // namespace et

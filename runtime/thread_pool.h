@@ -1,0 +1,49 @@
+// The process's compute threads (pthreadpool), shared by every kernel and method.
+//
+// Kernels split large loops with parallel_for(). When the pool is already busy with
+// another method's loop (the daemon runs many methods at once), the caller runs its
+// loop inline instead of queueing behind it, so one large model cannot stall a small
+// one and threads are never oversubscribed.
+//
+// Thread-safety: parallel_for() may be called from any thread. set_threads() must
+// not race with parallel_for().
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+struct pthreadpool;
+
+namespace et {
+
+class ThreadPool {
+ public:
+  // The process's pool: ET_NUM_THREADS threads when that variable is set, else one
+  // per hardware thread.
+  static ThreadPool& global();
+
+  explicit ThreadPool(size_t threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Resizes the pool; 1 runs everything on the calling thread.
+  void set_threads(size_t threads);
+  size_t threads() const { return threads_; }
+
+  // Calls fn(begin, end) on chunks covering [0, n), each at least `grain` long (but
+  // the last), and returns when all are done.
+  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
+
+ private:
+  struct Deleter {
+    void operator()(pthreadpool* p) const;
+  };
+  size_t threads_ = 1;
+  std::unique_ptr<pthreadpool, Deleter> pool_;
+  std::mutex busy_;  // held while the pool runs a loop
+};
+
+}  // namespace et
