@@ -27,7 +27,11 @@ Status as_strided_copy_out(KernelContext& ctx) {
     if (sizes[d] < 0 || strides[d] < 0) return ctx.fail("sizes and strides must not be negative");
     shape.sizes[d] = sizes[d];
     empty |= sizes[d] == 0;
-    if (sizes[d] > 0) reach += (sizes[d] - 1) * strides[d];
+    int64_t span = 0;
+    if (sizes[d] > 0 && (__builtin_mul_overflow(sizes[d] - 1, strides[d], &span) ||
+                         __builtin_add_overflow(reach, span, &reach))) {
+      return ctx.fail("the view's extent overflows");
+    }
   }
   if (!empty && reach >= self->numel()) {
     return ctx.fail(

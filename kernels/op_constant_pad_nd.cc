@@ -2,6 +2,8 @@
 // pad lists (before, after) pairs from the last dim backwards; negative values crop.
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "kernels/copy_util.h"
 #include "kernels/fill.h"
 
@@ -21,6 +23,11 @@ Status constant_pad_nd_out(KernelContext& ctx) {
   std::array<int64_t, kMaxRank> before{};
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     const int d = self->dim() - 1 - static_cast<int>(i);
+    constexpr int64_t kMaxPad = int64_t{1} << 30;  // bounded before any arithmetic
+    if (pad[2 * i] < -kMaxPad || pad[2 * i] > kMaxPad || pad[2 * i + 1] < -kMaxPad ||
+        pad[2 * i + 1] > kMaxPad) {
+      return ctx.fail("a padding value is out of range");
+    }
     before[d] = pad[2 * i];
     shape.sizes[d] += pad[2 * i] + pad[2 * i + 1];
     if (shape.sizes[d] < 0) return ctx.fail("padding crops a dim below size zero");

@@ -206,9 +206,14 @@ Status convolution_out(KernelContext& ctx) {
     ET_ASSIGN_OR_RETURN(g.dil_h, param(ctx, dilation, h, spatial, "dilation", 1));
     ET_ASSIGN_OR_RETURN(out_pad_h, param(ctx, output_padding, h, spatial, "output_padding", 0));
   }
-  if (groups <= 0 || g.in_c % groups != 0 || g.stride_h <= 0 || g.stride_w <= 0 || g.dil_h <= 0 ||
-      g.dil_w <= 0 || g.pad_h < 0 || g.pad_w < 0) {
-    return ctx.fail("invalid groups, stride, padding or dilation");
+  // Bounded before any arithmetic: the values come from the program.
+  constexpr int64_t kMaxParam = int64_t{1} << 20;
+  auto in_range = [&](int64_t v, int64_t lo) { return v >= lo && v <= kMaxParam; };
+  if (!in_range(groups, 1) || g.in_c % groups != 0 || !in_range(g.stride_h, 1) ||
+      !in_range(g.stride_w, 1) || !in_range(g.dil_h, 1) || !in_range(g.dil_w, 1) ||
+      !in_range(g.pad_h, 0) || !in_range(g.pad_w, 0) || !in_range(out_pad_h, 0) ||
+      !in_range(out_pad_w, 0)) {
+    return ctx.fail("invalid groups, stride, padding, dilation or output_padding");
   }
   if (!transposed) {
     g.out_c = weight->size(0);

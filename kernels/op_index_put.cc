@@ -8,6 +8,7 @@
 
 #include "kernels/convert.h"
 #include "kernels/index_util.h"
+#include "kernels/integer_math.h"
 
 namespace et::kernels {
 namespace {
@@ -73,7 +74,7 @@ Status index_put_out(KernelContext& ctx) {
           for (int d = 0; d < region.rank; ++d)
             off += pos[d] * out->stride(static_cast<int>(k) + d);
           const C value = v[i * region_count + r];
-          o[off] = accumulate ? convert_value<T>(convert_value<C>(o[off]) + value)
+          o[off] = accumulate ? convert_value<T>(wrapping_add(convert_value<C>(o[off]), value))
                               : convert_value<T>(value);
           for (int d = region.rank - 1; d >= 0; --d) {
             if (++pos[d] < region.sizes[d]) break;

@@ -21,7 +21,8 @@ Status repeat_out(KernelContext& ctx) {
   shape.rank = tile.rank = rank;
   const int lead = rank - self->dim();
   for (int d = 0; d < rank; ++d) {
-    if (repeats[d] < 0) return ctx.fail("repeats must not be negative");
+    if (repeats[d] < 0 || repeats[d] > (int64_t{1} << 31))
+      return ctx.fail("a repeat count is out of range");
     tile.sizes[d] = d >= lead ? self->size(d - lead) : 1;
     shape.sizes[d] = tile.sizes[d] * repeats[d];
   }

@@ -29,7 +29,7 @@ Status slice_copy_out(KernelContext& ctx) {
   const int64_t start = clamp_index(start_arg.value_or(0));
   const int64_t end = std::max(start, clamp_index(end_arg.value_or(n)));
   Shape shape = shape_of(*self);
-  shape.sizes[dim] = (end - start + step - 1) / step;
+  shape.sizes[dim] = end == start ? 0 : (end - start - 1) / step + 1;
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
   std::array<int64_t, kMaxRank> src_strides{};
   for (int d = 0; d < self->dim(); ++d) src_strides[d] = self->stride(d) * (d == dim ? step : 1);

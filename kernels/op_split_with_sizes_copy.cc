@@ -20,7 +20,7 @@ Status split_with_sizes_copy_out(KernelContext& ctx) {
   int64_t total = 0;
   for (int64_t s : split_sizes) {
     if (s < 0) return ctx.fail(fmt::format("split size {} is negative", s));
-    total += s;
+    if (__builtin_add_overflow(total, s, &total)) return ctx.fail("split sizes overflow");
   }
   if (total != self->size(dim)) {
     return ctx.fail(fmt::format("split sizes add up to {}, but dim {} has size {}", total, dim,

@@ -45,6 +45,10 @@ inline Result<PoolGeometry> pool_geometry(const KernelContext& ctx, int64_t in_h
   g.p_w = pick(padding, 1, 0);
   g.d_h = pick(dilation, 0, 1);
   g.d_w = pick(dilation, 1, 1);
+  constexpr int64_t kMaxParam = int64_t{1} << 20;  // bounded before any arithmetic
+  for (int64_t v : {g.k_h, g.k_w, g.s_h, g.s_w, g.d_h, g.d_w, g.p_h, g.p_w}) {
+    if (v < 0 || v > kMaxParam) return ctx.fail("a pooling parameter is out of range");
+  }
   if (g.k_h <= 0 || g.k_w <= 0 || g.s_h <= 0 || g.s_w <= 0 || g.d_h <= 0 || g.d_w <= 0 ||
       g.p_h < 0 || g.p_w < 0 || 2 * g.p_h > g.k_h || 2 * g.p_w > g.k_w) {
     return ctx.fail(

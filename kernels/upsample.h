@@ -28,6 +28,8 @@ inline Result<UpsampleGeometry> upsample_geometry(
     g.scale_w = static_cast<double>(g.in_w) / static_cast<double>(g.out_w);
   } else if (scale_factors && scale_factors->size() == 2 && (*scale_factors)[0] > 0 &&
              (*scale_factors)[1] > 0) {
+    if ((*scale_factors)[0] > 1e6 || (*scale_factors)[1] > 1e6)
+      return ctx.fail("a scale factor is out of range");
     g.out_h = static_cast<int64_t>(std::floor(static_cast<double>(g.in_h) * (*scale_factors)[0]));
     g.out_w = static_cast<int64_t>(std::floor(static_cast<double>(g.in_w) * (*scale_factors)[1]));
     g.scale_h = 1.0 / (*scale_factors)[0];
