@@ -30,6 +30,13 @@ Result<const C*> dense_as(const KernelContext& ctx, const Tensor& t) {
   return static_cast<const C*>(scratch);
 }
 
+// dense_as for an optional tensor: nullptr when absent.
+template <typename C>
+Result<const C*> optional_dense_as(const KernelContext& ctx, const Tensor* t) {
+  if (t == nullptr) return static_cast<const C*>(nullptr);
+  return dense_as<C>(ctx, *t);
+}
+
 // A row-major result buffer for `out` (already sized): out's memory when it is
 // contiguous of type C, else scratch that store_dense() writes back.
 template <typename C>

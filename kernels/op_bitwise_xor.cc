@@ -1,25 +1,12 @@
-// aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out)
-// Integers and bool only.
-#include "kernels/binary_op.h"
+// aten::bitwise_xor.Tensor_out: see kernels/bitwise_ops.h.
+#include <functional>
+
+#include "kernels/bitwise_ops.h"
 
 namespace et::kernels {
 namespace {
 
-Status bitwise_xor_out(KernelContext& ctx) {
-  ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
-  ET_ASSIGN_OR_RETURN(const Tensor* other, ctx.input(1));
-  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(2));
-  const ScalarType common = ResultType().add(*self).add(*other).get();
-  if (is_floating(common)) return ctx.fail("bitwise ops need integer or bool operands");
-  if (common == ScalarType::kBool) {
-    return map_elementwise<bool, bool, 2>(ctx, {self, other}, *out,
-                                          [](bool x, bool y) { return static_cast<bool>(x ^ y); });
-  }
-  return map_elementwise<int64_t, int64_t, 2>(ctx, {self, other}, *out,
-                                              [](int64_t x, int64_t y) { return x ^ y; });
-}
-
-ET_REGISTER_KERNEL("aten::bitwise_xor.Tensor_out", bitwise_xor_out);
+ET_REGISTER_KERNEL("aten::bitwise_xor.Tensor_out", bitwise_out<std::bit_xor<>>);
 
 }  // namespace
 }  // namespace et::kernels

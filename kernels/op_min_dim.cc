@@ -1,31 +1,10 @@
-// aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min,
-//     Tensor(b!) min_values) -> (values, indices)
-#include "kernels/arg_reduce.h"
+// aten::min.dim_min: see kernels/extreme_ops.h.
+#include "kernels/extreme_ops.h"
 
 namespace et::kernels {
 namespace {
 
-Status min_dim_min(KernelContext& ctx) {
-  ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
-  ET_ASSIGN_OR_RETURN(int64_t dim, ctx.int_arg(1));
-  ET_ASSIGN_OR_RETURN(bool keepdim, ctx.bool_arg(2));
-  ET_ASSIGN_OR_RETURN(Tensor * values, ctx.output(3));
-  ET_ASSIGN_OR_RETURN(Tensor * indices, ctx.output(4));
-  if (self->numel() == 0) return ctx.fail("cannot reduce an empty tensor");
-  ET_ASSIGN_OR_RETURN(ReducePlan plan,
-                      plan_reduction(ctx, *self, std::span<const int64_t>(&dim, 1), keepdim));
-  return dispatch_compute(ctx, self->dtype(), [&](auto zero) -> Status {
-    using C = decltype(zero);
-    ET_RETURN_IF_ERROR(reduce_each<C, C>(
-        ctx, *self, plan, *values,
-        [](const C* base, const ReducePlan& p) { return extreme<false>(base, p).first; }));
-    return reduce_each<C, int64_t>(
-        ctx, *self, plan, *indices,
-        [](const C* base, const ReducePlan& p) { return extreme<false>(base, p).second; });
-  });
-}
-
-ET_REGISTER_KERNEL("aten::min.dim_min", min_dim_min);
+ET_REGISTER_KERNEL("aten::min.dim_min", max_min_dim_out<false>);
 
 }  // namespace
 }  // namespace et::kernels

@@ -36,14 +36,8 @@ Status batch_norm_no_training_out(KernelContext& ctx) {
     ET_ASSIGN_OR_RETURN(const T* x, dense_as<T>(ctx, *input));
     ET_ASSIGN_OR_RETURN(const T* m, dense_as<T>(ctx, *mean));
     ET_ASSIGN_OR_RETURN(const T* v, dense_as<T>(ctx, *var));
-    const T* w = nullptr;
-    const T* b = nullptr;
-    if (weight) {
-      ET_ASSIGN_OR_RETURN(w, dense_as<T>(ctx, *weight));
-    }
-    if (bias) {
-      ET_ASSIGN_OR_RETURN(b, dense_as<T>(ctx, *bias));
-    }
+    ET_ASSIGN_OR_RETURN(const T* w, optional_dense_as<T>(ctx, weight));
+    ET_ASSIGN_OR_RETURN(const T* b, optional_dense_as<T>(ctx, bias));
     ET_ASSIGN_OR_RETURN(T * y, dense_result<T>(ctx, *out));
     for (int64_t n = 0; n < input->size(0); ++n) {
       for (int64_t c = 0; c < channels; ++c) {

@@ -44,14 +44,8 @@ Status native_layer_norm_out(KernelContext& ctx) {
   auto run = [&](auto zero) -> Status {
     using T = decltype(zero);
     ET_ASSIGN_OR_RETURN(const T* x, dense_as<T>(ctx, *input));
-    const T* w = nullptr;
-    const T* b = nullptr;
-    if (weight) {
-      ET_ASSIGN_OR_RETURN(w, dense_as<T>(ctx, *weight));
-    }
-    if (bias) {
-      ET_ASSIGN_OR_RETURN(b, dense_as<T>(ctx, *bias));
-    }
+    ET_ASSIGN_OR_RETURN(const T* w, optional_dense_as<T>(ctx, weight));
+    ET_ASSIGN_OR_RETURN(const T* b, optional_dense_as<T>(ctx, bias));
     ET_ASSIGN_OR_RETURN(T * y, dense_result<T>(ctx, *out));
     ET_ASSIGN_OR_RETURN(T * means, dense_result<T>(ctx, *mean_out));
     ET_ASSIGN_OR_RETURN(T * rstds, dense_result<T>(ctx, *rstd_out));
