@@ -22,7 +22,12 @@ Status native_group_norm_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(Tensor * mean_out, ctx.output(9));
   ET_ASSIGN_OR_RETURN(Tensor * rstd_out, ctx.output(10));
   if (!is_floating(input->dtype())) return ctx.fail("group norm needs a floating-point input");
-  if (groups <= 0 || c % groups != 0 || n * c * hw != input->numel() ||
+  int64_t described = 0;  // N * C * HxW, without overflow (the values come from the program)
+  if (n < 0 || c < 0 || hw < 0 || __builtin_mul_overflow(n, c, &described) ||
+      __builtin_mul_overflow(described, hw, &described)) {
+    return ctx.fail("N, C and HxW are out of range");
+  }
+  if (groups <= 0 || c % groups != 0 || described != input->numel() ||
       (input->dim() > 1 && input->size(1) != c)) {
     return ctx.fail("N, C, HxW and group do not describe the input");
   }
