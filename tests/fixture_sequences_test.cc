@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct Sequence {
   const char* method;
   int calls;
 };
+
+void PrintTo(const Sequence& s, std::ostream* os) { *os << s.model << "." << s.method; }
 
 // export.py names files <model>/<method>.in0.npy for the first call and
 // <model>/<method>.call<k>.in0.npy for call k.
