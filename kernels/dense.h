@@ -64,10 +64,36 @@ Status store_dense(const KernelContext& ctx, const C* values, Tensor& out) {
 }
 
 // C[m, n] (+)= A[m, k] * B[k, n], all row-major with leading dimensions lda, ldb, ldc.
+// Four rows of C at a time, so each row of B is loaded once for all four.
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
           int64_t ldc, bool accumulate) {
-  for (int64_t i = 0; i < m; ++i) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    T* r0 = c + i * ldc;
+    T* r1 = r0 + ldc;
+    T* r2 = r1 + ldc;
+    T* r3 = r2 + ldc;
+    if (!accumulate) {
+      std::fill(r0, r0 + n, T(0));
+      std::fill(r1, r1 + n, T(0));
+      std::fill(r2, r2 + n, T(0));
+      std::fill(r3, r3 + n, T(0));
+    }
+    for (int64_t p = 0; p < k; ++p) {
+      const T x0 = a[i * lda + p], x1 = a[(i + 1) * lda + p], x2 = a[(i + 2) * lda + p],
+              x3 = a[(i + 3) * lda + p];
+      const T* brow = b + p * ldb;
+      for (int64_t j = 0; j < n; ++j) {
+        const T v = brow[j];
+        r0[j] += x0 * v;
+        r1[j] += x1 * v;
+        r2[j] += x2 * v;
+        r3[j] += x3 * v;
+      }
+    }
+  }
+  for (; i < m; ++i) {
     T* row = c + i * ldc;
     if (!accumulate) std::fill(row, row + n, T(0));
     for (int64_t p = 0; p < k; ++p) {
