@@ -14,12 +14,7 @@ Status map_along_dim(const KernelContext& ctx, const Tensor& in, int dim, Tensor
   const Shape shape = shape_of(in);
   ET_RETURN_IF_ERROR(resize_output(ctx, out, shape));
   if (in.numel() == 0) return Status();
-  std::array<int64_t, kMaxRank> row_major{};
-  int64_t stride = 1;
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    row_major[d] = stride;
-    stride *= shape.sizes[d];
-  }
+  const std::array<int64_t, kMaxRank> row_major = row_major_strides(shape);
   ET_ASSIGN_OR_RETURN(void* in_scratch, ctx.temp(static_cast<size_t>(in.numel()) * sizeof(C)));
   C* values = static_cast<C*>(in_scratch);
   ET_RETURN_IF_ERROR(

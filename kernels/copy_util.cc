@@ -53,21 +53,10 @@ Status copy_logical(const KernelContext& ctx, const Tensor& src, Tensor& out) {
   }
   // A reshape across dim orders: through a row-major scratch copy.
   ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp(src.nbytes()));
-  std::array<int64_t, kMaxRank> row_major{};
-  const Shape s = shape_of(src);
-  int64_t stride = 1;
-  for (int d = s.rank - 1; d >= 0; --d) {
-    row_major[d] = stride;
-    stride *= s.sizes[d];
-  }
-  strided_copy(s, src.data(), src.strides().data(), scratch, row_major.data(), elsize);
-  const Shape o = shape_of(out);
-  stride = 1;
-  for (int d = o.rank - 1; d >= 0; --d) {
-    row_major[d] = stride;
-    stride *= o.sizes[d];
-  }
-  strided_copy(o, scratch, row_major.data(), out.mutable_data(), out.strides().data(), elsize);
+  const Shape s = shape_of(src), o = shape_of(out);
+  strided_copy(s, src.data(), src.strides().data(), scratch, row_major_strides(s).data(), elsize);
+  strided_copy(o, scratch, row_major_strides(o).data(), out.mutable_data(), out.strides().data(),
+               elsize);
   return Status();
 }
 

@@ -16,12 +16,7 @@ Result<const C*> dense_as(const KernelContext& ctx, const Tensor& t) {
   if (t.dtype() == scalar_type_of<C>() && t.is_contiguous()) return t.data_as<const C>();
   ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp(static_cast<size_t>(t.numel()) * sizeof(C) + 1));
   const Shape shape = shape_of(t);
-  std::array<int64_t, kMaxRank> row_major{};
-  int64_t stride = 1;
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    row_major[d] = stride;
-    stride *= shape.sizes[d];
-  }
+  const std::array<int64_t, kMaxRank> row_major = row_major_strides(shape);
   if (t.numel() > 0) {
     ET_RETURN_IF_ERROR(gather_as<C>(ctx, t, shape,
                                     {row_major.data(), static_cast<size_t>(shape.rank)},
@@ -50,12 +45,7 @@ template <typename C>
 Status store_dense(const KernelContext& ctx, const C* values, Tensor& out) {
   if (static_cast<const void*>(values) == out.data() || out.numel() == 0) return Status();
   const Shape shape = shape_of(out);
-  std::array<int64_t, kMaxRank> row_major{};
-  int64_t stride = 1;
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    row_major[d] = stride;
-    stride *= shape.sizes[d];
-  }
+  const std::array<int64_t, kMaxRank> row_major = row_major_strides(shape);
   if (!convert_strided(shape, scalar_type_of<C>(), values, row_major.data(), out.dtype(),
                        out.mutable_data(), out.strides().data())) {
     return ctx.unsupported("output dtype is not supported");

@@ -30,12 +30,7 @@ Status embedding_out(KernelContext& ctx) {
     strided_copy(one_row, src, &weight->strides()[1], dst + i * static_cast<int64_t>(row),
                  dense_stride, weight->element_size());
   }
-  std::array<int64_t, kMaxRank> row_major{};
-  int64_t stride = 1;
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    row_major[d] = stride;
-    stride *= shape.sizes[d];
-  }
+  const std::array<int64_t, kMaxRank> row_major = row_major_strides(shape);
   if (out->numel() > 0) {
     strided_copy(shape, dst, row_major.data(), out->mutable_data(), out->strides().data(),
                  out->element_size());

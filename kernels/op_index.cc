@@ -75,23 +75,13 @@ Status index_tensor_out(KernelContext& ctx) {
                         checked_indices(ctx, *idx_tensors[k], self->size(dims[k])));
     const auto bstrides = broadcast_strides(*idx_tensors[k], ishape.rank);
     // Strides of the index tensor in its own row-major copy.
-    std::array<int64_t, kMaxRank> own{};
-    int64_t s = 1;
-    for (int d = idx_tensors[k]->dim() - 1; d >= 0; --d) {
-      own[d] = s;
-      s *= idx_tensors[k]->size(d);
-    }
+    const std::array<int64_t, kMaxRank> own = row_major_strides(shape_of(*idx_tensors[k]));
     std::array<int64_t, kMaxRank> src{};
     const int lead = ishape.rank - idx_tensors[k]->dim();
     for (int d = 0; d < idx_tensors[k]->dim(); ++d)
       src[lead + d] = bstrides[lead + d] == 0 ? 0 : own[d];
     std::vector<int64_t> values(static_cast<size_t>(icount));
-    std::array<int64_t, kMaxRank> dense{};
-    s = 1;
-    for (int d = ishape.rank - 1; d >= 0; --d) {
-      dense[d] = s;
-      s *= ishape.sizes[d];
-    }
+    const std::array<int64_t, kMaxRank> dense = row_major_strides(ishape);
     const std::array<const int64_t*, 2> strides = {src.data(), dense.data()};
     for_each_index<2>(ishape, strides,
                       [&](const std::array<int64_t, 2>& o) { values[o[1]] = idx[o[0]]; });

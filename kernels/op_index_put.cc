@@ -54,12 +54,7 @@ Status index_put_out(KernelContext& ctx) {
     ET_ASSIGN_OR_RETURN(void* scratch,
                         ctx.temp(static_cast<size_t>(count * region_count) * sizeof(C) + 1));
     C* v = static_cast<C*>(scratch);
-    std::array<int64_t, kMaxRank> dense{};
-    int64_t s = 1;
-    for (int d = target.rank - 1; d >= 0; --d) {
-      dense[d] = s;
-      s *= target.sizes[d];
-    }
+    const std::array<int64_t, kMaxRank> dense = row_major_strides(target);
     ET_RETURN_IF_ERROR(
         gather_as<C>(ctx, *values, target, {dense.data(), static_cast<size_t>(target.rank)}, v));
     const bool ok = visit_dtype(out->dtype(), [&](auto out_zero) {

@@ -20,12 +20,7 @@ Result<ReducePlan> plan_reduction(const KernelContext& ctx, const Tensor& in,
       plan.reduced[w] = true;
     }
   }
-  int64_t stride = 1;
-  std::array<int64_t, kMaxRank> row_major{};
-  for (int d = in.dim() - 1; d >= 0; --d) {
-    row_major[d] = stride;
-    stride *= in.size(d);
-  }
+  const std::array<int64_t, kMaxRank> row_major = row_major_strides(plan.input);
   for (int d = 0; d < in.dim(); ++d) {
     if (plan.reduced[d]) {
       plan.over_strides[plan.over.rank] = row_major[d];

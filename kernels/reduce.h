@@ -41,12 +41,7 @@ Status reduce_each(const KernelContext& ctx, const Tensor& in, const ReducePlan&
                    Fn&& fn) {
   ET_RETURN_IF_ERROR(resize_output(ctx, out, plan.out));
   if (out.numel() == 0) return Status();
-  std::array<int64_t, kMaxRank> row_major{};
-  int64_t stride = 1;
-  for (int d = plan.input.rank - 1; d >= 0; --d) {
-    row_major[d] = stride;
-    stride *= plan.input.sizes[d];
-  }
+  const std::array<int64_t, kMaxRank> row_major = row_major_strides(plan.input);
   const C* values = nullptr;
   if (in.numel() > 0) {
     ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp(static_cast<size_t>(in.numel()) * sizeof(C)));

@@ -4,6 +4,16 @@
 
 namespace et::kernels {
 
+std::array<int64_t, kMaxRank> row_major_strides(const Shape& shape) {
+  std::array<int64_t, kMaxRank> strides{};
+  int64_t stride = 1;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= shape.sizes[d];
+  }
+  return strides;
+}
+
 Result<Shape> broadcast_shapes(const KernelContext& ctx, const Tensor& a, const Tensor& b) {
   Shape out;
   out.rank = std::max(a.dim(), b.dim());

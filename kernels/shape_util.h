@@ -16,6 +16,9 @@ struct Shape {
   std::span<const int64_t> view() const { return {sizes.data(), static_cast<size_t>(rank)}; }
 };
 
+// Element strides of a dense row-major (C order) tensor of `shape`.
+std::array<int64_t, kMaxRank> row_major_strides(const Shape& shape);
+
 // Numpy/PyTorch broadcasting of a and b; InvalidArgument naming both shapes.
 Result<Shape> broadcast_shapes(const KernelContext& ctx, const Tensor& a, const Tensor& b);
 

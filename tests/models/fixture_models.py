@@ -7,7 +7,6 @@ environment, never in the test suite.
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -383,8 +382,3 @@ def model_specs() -> list[ModelSpec]:
         _mlp_spec("mlp_bundled", bundled=True),
     ]
     return specs
-
-
-def fresh_copy(module: nn.Module) -> nn.Module:
-    return copy.deepcopy(module)
-
