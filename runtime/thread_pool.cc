@@ -64,6 +64,7 @@ ThreadPool::~ThreadPool() = default;
 void ThreadPool::set_threads(size_t threads) {
   std::lock_guard<std::mutex> lock(busy_);
   threads_ = std::max<size_t>(1, threads);
+  if (pool_) retired_.push_back(std::move(pool_));
   pool_.reset(threads_ > 1 ? pthreadpool_create(threads_) : nullptr);
   if (!pool_) threads_ = 1;
 }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 struct pthreadpool;
 
@@ -33,6 +34,11 @@ class ThreadPool {
   void set_threads(size_t threads);
   size_t threads() const { return threads_; }
 
+  // The underlying pthreadpool for libraries that take one (XNNPACK); nullptr when
+  // the pool has one thread. It stays valid for the pool's lifetime, across
+  // set_threads() (a resized pool keeps the old one alive for earlier users).
+  pthreadpool* native() const { return pool_.get(); }
+
   // Calls fn(begin, end) on chunks covering [0, n), each at least `grain` long (but
   // the last), and returns when all are done.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
@@ -43,6 +49,7 @@ class ThreadPool {
   };
   size_t threads_ = 1;
   std::unique_ptr<pthreadpool, Deleter> pool_;
+  std::vector<std::unique_ptr<pthreadpool, Deleter>> retired_;  // handed out by native()
   std::mutex busy_;  // held while the pool runs a loop
 };
 

@@ -1,0 +1,226 @@
+#include "backends/xnnpack/compiled_graph.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "backends/xnnpack/kernel_nodes.h"
+#include "backends/xnnpack/shapes.h"
+#include "backends/xnnpack/xnnpack_run.h"
+#include "runtime/thread_pool.h"
+
+namespace et::xnn {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+struct CompiledGraph::Replica {
+  std::vector<XnnRun> runs;  // one per XNNPACK step, in step order
+  std::unique_ptr<void, FreeDeleter> arena;
+  std::vector<void*> ptrs;  // buffer of each value id (constants, staged; externals per run)
+};
+
+void CompiledGraph::ReplicaDeleter::operator()(Replica* r) const { delete r; }
+
+CompiledGraph::CompiledGraph(Graph graph, const CompileOptions& options)
+    : graph_(std::move(graph)), options_(options) {
+  options_.max_replicas = std::max<size_t>(1, options_.max_replicas);
+}
+
+CompiledGraph::~CompiledGraph() = default;
+
+Result<std::shared_ptr<CompiledGraph>> CompiledGraph::create(Graph graph,
+                                                             const CompileOptions& options) {
+  std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(std::move(graph), options));
+  ET_RETURN_IF_ERROR(compiled->plan());
+  ET_ASSIGN_OR_RETURN(ReplicaPtr first, compiled->make_replica());
+  compiled->made_ = 1;
+  compiled->idle_.push_back(std::move(first));
+  return compiled;
+}
+
+Status CompiledGraph::plan() {
+  const size_t nvalues = graph_.values.size();
+  std::vector<bool> written(nvalues, false);
+  for (uint32_t id : graph_.externals) {
+    if (graph_.values[id].flags & kExternalInput) written[id] = true;
+  }
+  for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
+    const GraphNode& node = graph_.nodes[n];
+    ET_RETURN_IF_ERROR(check_node(graph_, node));
+    for (uint32_t id : node.inputs) {
+      if (id != kNoValue && !graph_.values[id].data && !written[id]) {
+        return invalid_program(
+            fmt::format("XNNPACK {} (debug handle {}) reads value {} before "
+                        "any node writes it",
+                        node_type_name(node.type), node.debug_handle, id));
+      }
+    }
+    const bool xnnpack = xnnpack_runs(graph_, node);
+    if (!xnnpack && !kernel_runs(graph_, node)) {
+      std::string types;
+      for (uint32_t id : node.inputs) {
+        if (id != kNoValue) types += fmt::format("{} ", data_type_name(graph_.values[id].dtype));
+      }
+      return not_supported(fmt::format(
+          "XNNPACK node {} (debug handle {}) with inputs of type {}cannot run: neither the "
+          "installed XNNPACK nor this runtime's kernels implement it",
+          node_type_name(node.type), node.debug_handle, types));
+    }
+    const bool extend = xnnpack && !steps_.empty() && steps_.back().on_xnnpack &&
+                        options_.partitioning == Partitioning::kMaximalRuns;
+    if (!extend) steps_.push_back(PlanStep{xnnpack, {}, {}});
+    steps_.back().nodes.push_back(n);
+    for (uint32_t id : node.outputs) {
+      if (written[id]) {
+        return invalid_program(
+            fmt::format("XNNPACK {} (debug handle {}) writes value {}, which "
+                        "is written already",
+                        node_type_name(node.type), node.debug_handle, id));
+      }
+      written[id] = true;
+    }
+  }
+  for (size_t i = graph_.num_inputs; i < graph_.externals.size(); ++i) {
+    if (!written[graph_.externals[i]]) {
+      return invalid_program(
+          fmt::format("XNNPACK output value {} is never written", graph_.externals[i]));
+    }
+  }
+
+  // Values read by a step other than their writer's, or touched by kernel steps, live
+  // outside XNNPACK runtimes: in caller buffers (externals) or staged in the replica.
+  std::vector<std::vector<size_t>> users(nvalues);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (uint32_t n : steps_[s].nodes) {
+      for (uint32_t id : graph_.nodes[n].inputs) {
+        if (id != kNoValue) users[id].push_back(s);
+      }
+      for (uint32_t id : graph_.nodes[n].outputs) users[id].push_back(s);
+    }
+  }
+  std::vector<bool> outside(nvalues, false);
+  for (uint32_t id = 0; id < nvalues; ++id) {
+    const GraphValue& v = graph_.values[id];
+    if (!v.defined || v.data || users[id].empty()) continue;
+    const bool external = v.flags != 0;
+    const bool shared = std::any_of(users[id].begin(), users[id].end(),
+                                    [&](size_t s) { return s != users[id].front(); });
+    const bool kernel = std::any_of(users[id].begin(), users[id].end(),
+                                    [&](size_t s) { return !steps_[s].on_xnnpack; });
+    outside[id] = external || shared || kernel;
+    if (outside[id] && !external) staged_.push_back(id);
+  }
+  for (PlanStep& step : steps_) {
+    if (!step.on_xnnpack) continue;
+    for (uint32_t n : step.nodes) {
+      const GraphNode& node = graph_.nodes[n];
+      for (const auto* ids : {&node.inputs, &node.outputs}) {
+        for (uint32_t id : *ids) {
+          if (id != kNoValue && outside[id] &&
+              std::find(step.boundary.begin(), step.boundary.end(), id) == step.boundary.end()) {
+            step.boundary.push_back(id);
+          }
+        }
+      }
+    }
+  }
+  return Status();
+}
+
+Result<CompiledGraph::ReplicaPtr> CompiledGraph::make_replica() const {
+  ReplicaPtr replica(new Replica);
+  replica->ptrs.assign(graph_.values.size(), nullptr);
+  for (uint32_t id = 0; id < graph_.values.size(); ++id) {
+    replica->ptrs[id] = const_cast<void*>(graph_.values[id].data);
+  }
+  size_t total = 0;
+  std::vector<size_t> offsets;
+  for (uint32_t id : staged_) {
+    offsets.push_back(total);
+    // XNNPACK may read (never write) up to XNN_EXTRA_BYTES past a buffer's end.
+    total += round_up(graph_.values[id].nbytes() + XNN_EXTRA_BYTES, kAlignment);
+  }
+  if (total > 0) {
+    replica->arena.reset(std::aligned_alloc(kAlignment, total));
+    if (!replica->arena) {
+      return resource_exhausted(
+          fmt::format("XNNPACK: no memory for {} bytes of activations", total));
+    }
+    for (size_t i = 0; i < staged_.size(); ++i) {
+      replica->ptrs[staged_[i]] = static_cast<uint8_t*>(replica->arena.get()) + offsets[i];
+    }
+  }
+  for (const PlanStep& step : steps_) {
+    if (!step.on_xnnpack) continue;
+    ET_ASSIGN_OR_RETURN(XnnRun run, XnnRun::create(graph_, step.nodes, step.boundary,
+                                                   ThreadPool::global().native()));
+    replica->runs.push_back(std::move(run));
+  }
+  return replica;
+}
+
+size_t CompiledGraph::replicas() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return made_;
+}
+
+Result<CompiledGraph::ReplicaPtr> CompiledGraph::acquire() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (!idle_.empty()) {
+      ReplicaPtr r = std::move(idle_.back());
+      idle_.pop_back();
+      return r;
+    }
+    if (made_ < options_.max_replicas) break;
+    freed_.wait(lock);
+  }
+  ++made_;
+  lock.unlock();
+  Result<ReplicaPtr> made = make_replica();
+  if (!made.ok()) {
+    lock.lock();
+    --made_;
+    freed_.notify_one();
+  }
+  return made;
+}
+
+void CompiledGraph::release(ReplicaPtr replica) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(std::move(replica));
+  }
+  freed_.notify_one();
+}
+
+Status CompiledGraph::run(std::span<void* const> externals) const {
+  ET_ASSIGN_OR_RETURN(ReplicaPtr replica, acquire());
+  for (size_t i = 0; i < graph_.externals.size(); ++i) {
+    replica->ptrs[graph_.externals[i]] = externals[i];
+  }
+  Status status;
+  size_t run_index = 0;
+  for (const PlanStep& step : steps_) {
+    if (step.on_xnnpack) {
+      status = replica->runs[run_index++].run(replica->ptrs);
+      if (!status.ok()) break;
+    } else {
+      for (uint32_t n : step.nodes) run_kernel_node(graph_, graph_.nodes[n], replica->ptrs);
+    }
+  }
+  release(std::move(replica));
+  return status;
+}
+
+}  // namespace et::xnn

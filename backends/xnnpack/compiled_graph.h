@@ -1,0 +1,86 @@
+// A verified XNNPACK graph, planned into steps and ready to run; one per delegate
+// payload, shared by every method instance of the program (DESIGN.md §4).
+//
+// The plan alternates XNNPACK runs (consecutive nodes the installed XNNPACK has,
+// compiled into one runtime each) and kernel steps (the project's kernels for nodes
+// it lacks). A *replica* holds what running needs: the runtimes (packed weights,
+// internal activations) and the buffers of values exchanged between steps. Replicas
+// are made on demand and reused, so packed weights exist once per concurrent run of
+// the graph, not once per method instance.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "backends/xnnpack/graph.h"
+#include "runtime/status.h"
+
+namespace et::xnn {
+
+enum class Partitioning {
+  kMaximalRuns,  // one XNNPACK runtime per run of consecutive XNNPACK nodes (default)
+  kNodeByNode,   // one runtime per XNNPACK node (for measuring the difference)
+};
+
+struct CompileOptions {
+  Partitioning partitioning = Partitioning::kMaximalRuns;
+  // Replicas (copies of the packed weights) one graph may hold; runs beyond this many
+  // at once wait for a free one.
+  size_t max_replicas = 2;
+};
+
+struct PlanStep {
+  bool on_xnnpack = false;
+  std::vector<uint32_t> nodes;     // indices into graph.nodes
+  std::vector<uint32_t> boundary;  // XNNPACK steps: value ids bound by the caller
+};
+
+class CompiledGraph {
+ public:
+  // Verifies every node's shapes, plans the steps and builds the first replica, so
+  // every error (an unsupported node type, a node XNNPACK refuses) surfaces here.
+  // Errors: NotSupported naming the node type and debug handle; InvalidProgram for
+  // inconsistent graphs (a value read before written, an output never written).
+  static Result<std::shared_ptr<CompiledGraph>> create(Graph graph, const CompileOptions& options);
+
+  ~CompiledGraph();
+  CompiledGraph(const CompiledGraph&) = delete;
+  CompiledGraph& operator=(const CompiledGraph&) = delete;
+
+  const Graph& graph() const { return graph_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+  size_t replicas() const;  // made so far
+
+  // Runs the graph once. externals[i] is the buffer of external id i, sized by that
+  // value's declared dims (inputs read, outputs written).
+  // Thread-safe: concurrent calls use different replicas.
+  Status run(std::span<void* const> externals) const;
+
+ private:
+  struct Replica;
+  struct ReplicaDeleter {
+    void operator()(Replica* r) const;
+  };
+  using ReplicaPtr = std::unique_ptr<Replica, ReplicaDeleter>;
+
+  CompiledGraph(Graph graph, const CompileOptions& options);
+  Status plan();
+  Result<ReplicaPtr> make_replica() const;
+  Result<ReplicaPtr> acquire() const;
+  void release(ReplicaPtr replica) const;
+
+  Graph graph_;
+  CompileOptions options_;
+  std::vector<PlanStep> steps_;
+  std::vector<uint32_t> staged_;  // value ids that need a buffer outside XNNPACK
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable freed_;
+  mutable std::vector<ReplicaPtr> idle_;  // GUARDED_BY(mu_)
+  mutable size_t made_ = 0;               // GUARDED_BY(mu_)
+};
+
+}  // namespace et::xnn

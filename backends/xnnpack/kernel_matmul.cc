@@ -1,0 +1,123 @@
+// Batch matrix multiply and scaled dot-product attention.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backends/xnnpack/kernel_nodes.h"
+#include "backends/xnnpack/shapes.h"
+#include "kernels/dense.h"
+
+namespace et::xnn {
+namespace {
+
+constexpr uint32_t kTransposeB = 0x1;
+
+size_t product(std::span<const size_t> dims) {
+  size_t n = 1;
+  for (size_t d : dims) n *= d;
+  return n;
+}
+
+// Offset (in matrices) of batch `index` of an input with batch dims `dims`,
+// broadcast to `out` batch dims (both right-aligned).
+size_t broadcast_offset(size_t index, std::span<const size_t> out, std::span<const size_t> dims) {
+  size_t offset = 0, stride = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t od = out[out.size() - 1 - i];
+    const size_t coord = index % od;
+    index /= od;
+    if (i < dims.size()) {
+      const size_t d = dims[dims.size() - 1 - i];
+      if (d != 1) offset += coord * stride;
+      stride *= d;
+    }
+  }
+  return offset;
+}
+
+void transpose(const float* in, size_t rows, size_t cols, float* out) {
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
+  }
+}
+
+void batch_matmul(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
+  const auto& a_dims = graph.values[node.inputs[0]].dims;
+  const auto& b_dims = graph.values[node.inputs[1]].dims;
+  const auto& y_dims = graph.values[node.outputs[0]].dims;
+  const auto* a = static_cast<const float*>(ptrs[node.inputs[0]]);
+  const auto* b = static_cast<const float*>(ptrs[node.inputs[1]]);
+  auto* y = static_cast<float*>(ptrs[node.outputs[0]]);
+  const size_t m = a_dims[a_dims.size() - 2], k = a_dims.back(), n = y_dims.back();
+  const std::span<const size_t> a_batch(a_dims.data(), a_dims.size() - 2);
+  const std::span<const size_t> b_batch(b_dims.data(), b_dims.size() - 2);
+  const std::span<const size_t> y_batch(y_dims.data(), y_dims.size() - 2);
+  const bool tb = node.flags & kTransposeB;
+  std::vector<float> bt(tb ? k * n : 0);
+  for (size_t i = 0, batches = product(y_batch); i < batches; ++i) {
+    const float* a_i = a + broadcast_offset(i, y_batch, a_batch) * m * k;
+    const float* b_i = b + broadcast_offset(i, y_batch, b_batch) * k * n;
+    if (tb) {
+      transpose(b_i, n, k, bt.data());
+      b_i = bt.data();
+    }
+    kernels::parallel_gemm<float>(static_cast<int64_t>(m), static_cast<int64_t>(n),
+                                  static_cast<int64_t>(k), a_i, static_cast<int64_t>(k), b_i,
+                                  static_cast<int64_t>(n), y + i * m * n, static_cast<int64_t>(n),
+                                  false);
+  }
+}
+
+// out = softmax((q * scale) k^T + mask) v, per batch.
+void attention(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
+  const auto& q_dims = graph.values[node.inputs[0]].dims;
+  const auto& k_dims = graph.values[node.inputs[1]].dims;
+  const auto& v_dims = graph.values[node.inputs[2]].dims;
+  const size_t r = q_dims.size();
+  const size_t t = q_dims[r - 2], d = q_dims[r - 1], s = k_dims[r - 2], dv = v_dims[r - 1];
+  const size_t batches = product({q_dims.data(), r - 2});
+  const auto* q = static_cast<const float*>(ptrs[node.inputs[0]]);
+  const auto* k = static_cast<const float*>(ptrs[node.inputs[1]]);
+  const auto* v = static_cast<const float*>(ptrs[node.inputs[2]]);
+  const auto* scale = static_cast<const float*>(ptrs[node.inputs[3]]);
+  const float* mask =
+      node.inputs[4] == kNoValue ? nullptr : static_cast<const float*>(ptrs[node.inputs[4]]);
+  auto* out = static_cast<float*>(ptrs[node.outputs[0]]);
+  std::vector<float> qs(t * d), kt(d * s), scores(t * s);
+  for (size_t b = 0; b < batches; ++b) {
+    const float* qb = q + b * t * d;
+    for (size_t i = 0; i < t; ++i) {
+      for (size_t c = 0; c < d; ++c) qs[i * d + c] = qb[i * d + c] * scale[c];
+    }
+    transpose(k + b * s * d, s, d, kt.data());
+    kernels::gemm<float>(static_cast<int64_t>(t), static_cast<int64_t>(s), static_cast<int64_t>(d),
+                         qs.data(), static_cast<int64_t>(d), kt.data(), static_cast<int64_t>(s),
+                         scores.data(), static_cast<int64_t>(s), false);
+    for (size_t i = 0; i < t; ++i) {
+      float* row = scores.data() + i * s;
+      if (mask) {
+        for (size_t j = 0; j < s; ++j) row[j] += mask[i * s + j];
+      }
+      const float peak = *std::max_element(row, row + s);
+      float sum = 0;
+      for (size_t j = 0; j < s; ++j) sum += row[j] = std::exp(row[j] - peak);
+      for (size_t j = 0; j < s; ++j) row[j] /= sum;
+    }
+    kernels::gemm<float>(static_cast<int64_t>(t), static_cast<int64_t>(dv), static_cast<int64_t>(s),
+                         scores.data(), static_cast<int64_t>(s), v + b * s * dv,
+                         static_cast<int64_t>(dv), out + b * t * dv, static_cast<int64_t>(dv),
+                         false);
+  }
+}
+
+}  // namespace
+
+void run_matmul_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
+  if (node.type == NodeType::kBatchMatrixMultiply) {
+    batch_matmul(graph, node, ptrs);
+  } else {
+    attention(graph, node, ptrs);
+  }
+}
+
+}  // namespace et::xnn

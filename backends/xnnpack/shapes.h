@@ -1,0 +1,23 @@
+// Shape rules of XNNPACK nodes: what each node's output dims must be, given its
+// inputs and parameters.
+//
+// The payload declares every value's dims. XNNPACK (and our kernel steps) size their
+// work from the inputs and write the declared output buffer, so a payload whose
+// declared output disagrees with the rule would write out of bounds. Planning calls
+// check_node() for every node and refuses the payload on any mismatch.
+#pragma once
+
+#include "backends/xnnpack/graph.h"
+#include "runtime/status.h"
+
+namespace et::xnn {
+
+// InvalidProgram naming the node type and the disagreement (dims, ranks, parameters,
+// data types of layout nodes); NotSupported for flags or forms this backend lacks.
+Status check_node(const Graph& graph, const GraphNode& node);
+
+// Broadcast of two dims lists (numpy rules, right-aligned); nullopt-like empty result
+// with ok=false when they do not broadcast.
+bool broadcast_dims(std::span<const size_t> a, std::span<const size_t> b, std::vector<size_t>& out);
+
+}  // namespace et::xnn
