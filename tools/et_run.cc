@@ -24,6 +24,7 @@ constexpr const char* kUsage = R"(usage:
   et-run MODEL.pte [--method NAME] [--input FILE.npy]... [--output-dir DIR]
   et-run MODEL.pte --info
   et-run --list-ops
+  et-run --list-backends
 
 Runs one method of MODEL.pte (default: forward) in this process and writes its
 outputs as DIR/0.npy, DIR/1.npy, ... (default DIR: the current directory).
@@ -36,6 +37,7 @@ outputs as DIR/0.npy, DIR/1.npy, ... (default DIR: the current directory).
   --info            print the program's methods and what each declares
                     (MethodMeta: inputs, outputs, operators, backends, memory).
   --list-ops        print every registered operator, one name.overload per line.
+  --list-backends   print every registered delegate backend id, one per line.
 
 Outputs are written in C order; bfloat16 outputs as uint16 bit patterns.
 Exit status: 0 on success, 1 on an error (printed on stderr), 2 on bad usage.
@@ -48,6 +50,7 @@ struct Options {
   std::string output_dir = ".";
   bool info = false;
   bool list_ops = false;
+  bool list_backends = false;
 };
 
 int usage_error(const std::string& message) {
@@ -238,6 +241,10 @@ int run(const Options& opt) {
       std::printf("%s\n", name.c_str());
     return 0;
   }
+  if (opt.list_backends) {
+    for (const std::string& id : BackendRegistry::global().ids()) std::printf("%s\n", id.c_str());
+    return 0;
+  }
   auto program = Program::load_file(opt.model);
   if (!program.ok()) return fail(program.status());
   if (opt.info) {
@@ -303,6 +310,8 @@ int main(int argc, char** argv) {
       opt.info = true;
     } else if (arg == "--list-ops") {
       opt.list_ops = true;
+    } else if (arg == "--list-backends") {
+      opt.list_backends = true;
     } else if (arg == "--method" || arg == "--input" || arg == "--output-dir") {
       const char* v = value(arg.c_str());
       if (v == nullptr) return usage_error(arg + " needs a value");
@@ -317,6 +326,6 @@ int main(int argc, char** argv) {
       return usage_error("more than one model given: " + opt.model + ", " + arg);
     }
   }
-  if (opt.model.empty() && !opt.list_ops) return usage_error("no model given");
+  if (opt.model.empty() && !opt.list_ops && !opt.list_backends) return usage_error("no model given");
   return et::tools::run(opt);
 }

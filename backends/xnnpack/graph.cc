@@ -258,7 +258,8 @@ class GraphParser {
     ET_RETURN_IF_ERROR(take(root_.input_ids(), kExternalInput, "input"));
     ET_RETURN_IF_ERROR(take(root_.output_ids(), kExternalOutput, "output"));
     for (const GraphValue& v : graph_.values) {
-      if (v.defined && v.flags && graph_.externals[v.external_id] == kNoValue) {
+      if (v.defined && v.flags &&
+          (v.external_id >= count || graph_.externals[v.external_id] == kNoValue)) {
         return bad(fmt::format("external id {} is flagged but not listed", v.external_id));
       }
     }

@@ -35,8 +35,9 @@ class NodeChecker {
         return expect_output(out);
       }
       case NodeType::kPReLU:
-        if (in(1).empty() || in(0).empty() || in(1).back() != in(0).back()) {
-          return fail("slope must have one value per channel (the input's last dim)");
+        ET_RETURN_IF_ERROR(rank(0, 4));
+        if (in(1) != Dims{in(0).back()} || !value(node_.inputs[1]).data) {
+          return fail("slope must be a constant with one value per channel");
         }
         return expect_output(in(0));
       case NodeType::kFullyConnected:
@@ -211,8 +212,9 @@ class NodeChecker {
                               fmt::join(want_filter, ",")));
     }
     if (!value(node_.inputs[1]).data) return fail("the filter must be a constant");
-    if (node_.inputs[2] != kNoValue && value(node_.inputs[2]).numel != groups * goc) {
-      return fail("bias must have one value per output channel");
+    if (node_.inputs[2] != kNoValue &&
+        (value(node_.inputs[2]).numel != groups * goc || !value(node_.inputs[2]).data)) {
+      return fail("bias must be a constant with one value per output channel");
     }
     const size_t eff_h = dh * (kh - 1) + 1, eff_w = dw * (kw - 1) + 1;
     size_t oh, ow;

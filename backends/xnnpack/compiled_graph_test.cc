@@ -1,0 +1,572 @@
+// Every node type this backend runs, against a reference computed here, plus the
+// plan (XNNPACK runs and kernel steps), replica sharing and refusals.
+#include "backends/xnnpack/compiled_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <thread>
+
+#include "backends/xnnpack/testing/payload_builder.h"
+
+namespace et::xnn {
+namespace {
+
+using testing::PayloadBuilder;
+using Floats = std::vector<float>;
+
+Result<std::span<const uint8_t>> no_named_data(std::string_view key) {
+  return not_found(std::string(key));
+}
+
+// Distinct values in about [-2, 2] (or (0.1, 4] when positive).
+Floats sample(size_t n, bool positive = false, float phase = 0) {
+  Floats v(n);
+  for (size_t i = 0; i < n; ++i) {
+    const float x = 2.0f * std::sin(0.7f * static_cast<float>(i) + 0.3f + phase);
+    v[i] = positive ? 0.1f + std::fabs(x) * 1.9f + 0.001f * static_cast<float>(i) : x;
+  }
+  return v;
+}
+
+struct Built {
+  std::vector<uint8_t> payload;
+  std::shared_ptr<CompiledGraph> graph;
+};
+
+Result<Built> compile(PayloadBuilder& b, CompileOptions options = {}) {
+  Built built;
+  built.payload = b.finish();
+  ET_ASSIGN_OR_RETURN(Graph g, parse_graph(built.payload, no_named_data));
+  ET_ASSIGN_OR_RETURN(built.graph, CompiledGraph::create(std::move(g), options));
+  return built;
+}
+
+// Runs with `inputs` (by input order) and returns the outputs.
+std::vector<Floats> run(const CompiledGraph& graph, std::vector<Floats> inputs) {
+  const Graph& g = graph.graph();
+  std::vector<Floats> outputs;
+  for (size_t i = g.num_inputs; i < g.externals.size(); ++i) {
+    outputs.emplace_back(g.values[g.externals[i]].numel, NAN);
+  }
+  std::vector<void*> ptrs;
+  for (Floats& in : inputs) ptrs.push_back(in.data());
+  for (Floats& out : outputs) ptrs.push_back(out.data());
+  Status s = graph.run(ptrs);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return outputs;
+}
+
+void expect_near(const Floats& actual, const Floats& expected, float tol = 1e-5f) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], tol * std::max(1.0f, std::fabs(expected[i])))
+        << "element " << i;
+  }
+}
+
+// ---- Unary nodes -------------------------------------------------------------------
+
+struct UnaryCase {
+  NodeType type;
+  std::function<float(float)> ref;
+  bool positive = false;
+  float scalar = 0;
+};
+
+void PrintTo(const UnaryCase& c, std::ostream* os) { *os << node_type_name(c.type); }
+
+class UnaryNode : public ::testing::TestWithParam<UnaryCase> {};
+
+TEST_P(UnaryNode, MatchesReference) {
+  const UnaryCase& c = GetParam();
+  PayloadBuilder b;
+  const uint32_t in = b.input({2, 3, 5});
+  const uint32_t out = b.output({2, 3, 5});
+  b.unary(c.type, in, out, c.scalar);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(30, c.positive);
+  Floats want(30);
+  for (size_t i = 0; i < 30; ++i) want[i] = c.ref(x[i]);
+  expect_near(run(*built->graph, {x})[0], want);
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Types, UnaryNode,
+    ::testing::Values(
+        UnaryCase{NodeType::kAbs, [](float x) { return std::fabs(x); }},
+        UnaryCase{NodeType::kNegate, [](float x) { return -x; }},
+        UnaryCase{NodeType::kFloor, [](float x) { return std::floor(x); }},
+        UnaryCase{NodeType::kCeiling, [](float x) { return std::ceil(x); }},
+        UnaryCase{NodeType::kSquareRoot, [](float x) { return std::sqrt(x); }, true},
+        UnaryCase{NodeType::kSquare, [](float x) { return x * x; }},
+        UnaryCase{NodeType::kSigmoid, sigmoid},
+        UnaryCase{NodeType::kHardswish,
+                  [](float x) { return x * std::clamp(x + 3.0f, 0.0f, 6.0f) / 6.0f; }},
+        UnaryCase{NodeType::kLeakyReLU, [](float x) { return x > 0 ? x : 0.1f * x; }, false, 0.1f},
+        UnaryCase{NodeType::kElu, [](float x) { return x > 0 ? x : 0.5f * std::expm1(x); }, false,
+                  0.5f},
+        UnaryCase{NodeType::kTanh, [](float x) { return std::tanh(x); }},
+        UnaryCase{NodeType::kExp, [](float x) { return std::exp(x); }},
+        UnaryCase{NodeType::kLog, [](float x) { return std::log(x); }, true},
+        UnaryCase{NodeType::kSin, [](float x) { return std::sin(x); }},
+        UnaryCase{NodeType::kCos, [](float x) { return std::cos(x); }},
+        UnaryCase{NodeType::kGelu,
+                  [](float x) { return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f))); }},
+        UnaryCase{NodeType::kReciprocalSquareRoot, [](float x) { return 1.0f / std::sqrt(x); },
+                  true},
+        UnaryCase{NodeType::kCopy, [](float x) { return x; }}),
+    [](const auto& param_info) { return std::string(node_type_name(param_info.param.type)); });
+
+TEST(Softmax, NormalisesTheLastDim) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({3, 4});
+  const uint32_t out = b.output({3, 4});
+  b.unary(NodeType::kSoftmax, in, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(12);
+  Floats want(12);
+  for (size_t r = 0; r < 3; ++r) {
+    float sum = 0;
+    for (size_t c = 0; c < 4; ++c) sum += std::exp(x[r * 4 + c]);
+    for (size_t c = 0; c < 4; ++c) want[r * 4 + c] = std::exp(x[r * 4 + c]) / sum;
+  }
+  expect_near(run(*built->graph, {x})[0], want);
+}
+
+TEST(OutputRange, ClampsNodesWithAndWithoutTheirOwnRange) {
+  // Clamp (XNNPACK, its own range), Maximum (XNNPACK, separate clamp), Tanh (kernel).
+  PayloadBuilder b;
+  const uint32_t x = b.input({6});
+  const uint32_t y = b.input({6});
+  const uint32_t c_out = b.output({6});
+  const uint32_t m_out = b.output({6});
+  const uint32_t t_out = b.output({6});
+  b.unary(NodeType::kClamp, x, c_out);
+  b.set_output_range(-0.5f, 1.0f);
+  b.binary(NodeType::kMaximum, x, y, m_out);
+  b.set_output_range(0.0f, 1.5f);
+  b.unary(NodeType::kTanh, x, t_out);
+  b.set_output_range(-0.25f, 0.25f);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats xs = sample(6), ys = sample(6, false, 1.0f);
+  auto outs = run(*built->graph, {xs, ys});
+  Floats c(6), m(6), t(6);
+  for (size_t i = 0; i < 6; ++i) {
+    c[i] = std::clamp(xs[i], -0.5f, 1.0f);
+    m[i] = std::clamp(std::max(xs[i], ys[i]), 0.0f, 1.5f);
+    t[i] = std::clamp(std::tanh(xs[i]), -0.25f, 0.25f);
+  }
+  expect_near(outs[0], c);
+  expect_near(outs[1], m);
+  expect_near(outs[2], t);
+}
+
+// ---- Binary nodes (with broadcasting) ------------------------------------------------
+
+struct BinaryCase {
+  NodeType type;
+  std::function<float(float, float)> ref;
+};
+
+void PrintTo(const BinaryCase& c, std::ostream* os) { *os << node_type_name(c.type); }
+
+class BinaryNode : public ::testing::TestWithParam<BinaryCase> {};
+
+TEST_P(BinaryNode, MatchesReferenceWithBroadcast) {
+  const BinaryCase& c = GetParam();
+  PayloadBuilder b;
+  const uint32_t a = b.input({2, 3, 4});
+  const uint32_t v = b.input({4});
+  const uint32_t out = b.output({2, 3, 4});
+  b.binary(c.type, a, v, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats xa = sample(24), xv = sample(4, true, 2.0f);
+  Floats want(24);
+  for (size_t i = 0; i < 24; ++i) want[i] = c.ref(xa[i], xv[i % 4]);
+  expect_near(run(*built->graph, {xa, xv})[0], want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Types, BinaryNode,
+    ::testing::Values(
+        BinaryCase{NodeType::kAdd, std::plus<float>()},
+        BinaryCase{NodeType::kSubtract, std::minus<float>()},
+        BinaryCase{NodeType::kMultiply, std::multiplies<float>()},
+        BinaryCase{NodeType::kDiv, std::divides<float>()},
+        BinaryCase{NodeType::kMinimum, [](float x, float y) { return std::min(x, y); }},
+        BinaryCase{NodeType::kMaximum, [](float x, float y) { return std::max(x, y); }}),
+    [](const auto& param_info) { return std::string(node_type_name(param_info.param.type)); });
+
+TEST(PReLU, ConstantSlopePerChannel) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 2, 2, 3});
+  const uint32_t out = b.output({1, 2, 2, 3});
+  const Floats slope = {0.1f, 0.2f, 0.3f};
+  b.binary(NodeType::kPReLU, in, b.constant({3}, slope), out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(12);
+  Floats want(12);
+  for (size_t i = 0; i < 12; ++i) want[i] = x[i] > 0 ? x[i] : x[i] * slope[i % 3];
+  expect_near(run(*built->graph, {x})[0], want);
+}
+
+TEST(Refusals, PReLUWithARuntimeSlope) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 2, 2, 3});
+  const uint32_t slope = b.input({3});
+  const uint32_t out = b.output({1, 2, 2, 3});
+  b.binary(NodeType::kPReLU, in, slope, out);
+  auto built = compile(b);
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.status().message().find("slope must be a constant"), std::string::npos)
+      << built.status().message();
+}
+
+// ---- Dense and convolution nodes -----------------------------------------------------
+
+TEST(FullyConnected, MatchesReference) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({2, 3, 5});
+  const uint32_t out = b.output({2, 3, 4});
+  const Floats w = sample(20, false, 0.5f), bias = sample(4, false, 1.5f);
+  const uint32_t wid = b.constant({4, 5}, w);
+  const uint32_t bid = b.constant({4}, bias);
+  b.fully_connected(in, wid, bid, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(30);
+  Floats want(24);
+  for (size_t r = 0; r < 6; ++r) {
+    for (size_t n = 0; n < 4; ++n) {
+      float acc = bias[n];
+      for (size_t k = 0; k < 5; ++k) acc += x[r * 5 + k] * w[n * 5 + k];
+      want[r * 4 + n] = acc;
+    }
+  }
+  expect_near(run(*built->graph, {x})[0], want, 1e-4f);
+}
+
+// NHWC convolution reference; filter [OC, KH, KW, GIC] (depthwise: [1, KH, KW, OC]).
+Floats conv_reference(const Floats& x, std::array<size_t, 4> xd, const Floats& w, const Floats& b,
+                      size_t kh, size_t kw, size_t stride, size_t pad, size_t groups, size_t oc,
+                      bool depthwise) {
+  const size_t h = xd[1], wd = xd[2], c = xd[3], gic = c / groups, goc = oc / groups;
+  const size_t oh = (h + 2 * pad - kh) / stride + 1, ow = (wd + 2 * pad - kw) / stride + 1;
+  Floats y(xd[0] * oh * ow * oc);
+  for (size_t n = 0; n < xd[0]; ++n)
+    for (size_t i = 0; i < oh; ++i)
+      for (size_t j = 0; j < ow; ++j)
+        for (size_t o = 0; o < oc; ++o) {
+          const size_t g = o / goc;
+          float acc = b[o];
+          for (size_t p = 0; p < kh; ++p)
+            for (size_t q = 0; q < kw; ++q) {
+              const long yy = static_cast<long>(i * stride + p) - static_cast<long>(pad);
+              const long xx = static_cast<long>(j * stride + q) - static_cast<long>(pad);
+              if (yy < 0 || xx < 0 || yy >= static_cast<long>(h) || xx >= static_cast<long>(wd))
+                continue;
+              for (size_t ci = 0; ci < gic; ++ci) {
+                const float xv = x[((n * h + yy) * wd + xx) * c + g * gic + ci];
+                const float wv =
+                    depthwise ? w[(p * kw + q) * oc + o] : w[((o * kh + p) * kw + q) * gic + ci];
+                acc += xv * wv;
+              }
+            }
+          y[((n * oh + i) * ow + j) * oc + o] = acc;
+        }
+  return y;
+}
+
+TEST(Conv2d, GroupedStridedPaddedMatchesReference) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 5, 5, 4});
+  const uint32_t out = b.output({1, 3, 3, 6});
+  const Floats w = sample(6 * 3 * 3 * 2, false, 0.2f), bias = sample(6, false, 0.9f);
+  const uint32_t wid = b.constant({6, 3, 3, 2}, w);
+  const uint32_t bid = b.constant({6}, bias);
+  b.conv(NodeType::kConv2d, {1, 1, 1, 1, 3, 3, 2, 2, 1, 1, 2, 3, 2}, in, wid, bid, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(100);
+  expect_near(run(*built->graph, {x})[0],
+              conv_reference(x, {1, 5, 5, 4}, w, bias, 3, 3, 2, 1, 2, 6, false), 1e-4f);
+}
+
+TEST(DepthwiseConv2d, MatchesReference) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 4, 4, 3});
+  const uint32_t out = b.output({1, 4, 4, 3});
+  const Floats w = sample(27, false, 0.4f), bias = sample(3, false, 1.1f);
+  const uint32_t wid = b.constant({1, 3, 3, 3}, w);
+  const uint32_t bid = b.constant({3}, bias);
+  b.conv(NodeType::kDepthwiseConv2d, {1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 3}, in, wid, bid, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(48);
+  expect_near(run(*built->graph, {x})[0],
+              conv_reference(x, {1, 4, 4, 3}, w, bias, 3, 3, 1, 1, 3, 3, true), 1e-4f);
+}
+
+TEST(Pooling, MaxAverageAndGlobalMatchReference) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 4, 4, 2});
+  const uint32_t max_out = b.output({1, 2, 2, 2});
+  const uint32_t avg_out = b.output({1, 2, 2, 2});
+  const uint32_t gap_out = b.output({1, 1, 1, 2});
+  b.pooling(NodeType::kMaxPooling2d, {0, 0, 0, 0, 2, 2, 2, 2}, in, max_out);
+  b.pooling(NodeType::kAvgPooling2d, {0, 0, 0, 0, 2, 2, 2, 2}, in, avg_out);
+  b.unary(NodeType::kGlobalAvgPooling2d, in, gap_out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(32);
+  Floats mx(8), av(8), gap(2, 0);
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t j = 0; j < 2; ++j)
+      for (size_t c = 0; c < 2; ++c) {
+        float m = -INFINITY, s = 0;
+        for (size_t p = 0; p < 2; ++p)
+          for (size_t q = 0; q < 2; ++q) {
+            const float v = x[((2 * i + p) * 4 + 2 * j + q) * 2 + c];
+            m = std::max(m, v);
+            s += v;
+          }
+        mx[(i * 2 + j) * 2 + c] = m;
+        av[(i * 2 + j) * 2 + c] = s / 4;
+      }
+  for (size_t k = 0; k < 32; ++k) gap[k % 2] += x[k] / 16;
+  auto outs = run(*built->graph, {x});
+  expect_near(outs[0], mx);
+  expect_near(outs[1], av);
+  expect_near(outs[2], gap);
+}
+
+// ---- Layout nodes ------------------------------------------------------------------
+
+TEST(Layout, TransposeReshapeSliceConcatPad) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({2, 3, 4});
+  const uint32_t t = b.output({4, 2, 3});
+  const uint32_t r = b.output({6, 4});
+  const uint32_t s = b.output({1, 2, 2});
+  const uint32_t c = b.output({2, 9, 4});
+  const uint32_t p = b.output({2, 4, 6});
+  b.transpose({2, 0, 1}, in, t);
+  b.reshape({6, 4}, in, r);
+  b.slice({1, 1, 2}, {1, 2, 2}, in, s);
+  b.concat(1, {in, in, in}, c);
+  b.pad({0, 1, 0}, {0, 0, 2}, 7.0f, in, p);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(24);
+  auto at = [&](size_t i, size_t j, size_t k) { return x[(i * 3 + j) * 4 + k]; };
+  Floats wt, ws, wc, wp;
+  for (size_t k = 0; k < 4; ++k)
+    for (size_t i = 0; i < 2; ++i)
+      for (size_t j = 0; j < 3; ++j) wt.push_back(at(i, j, k));
+  for (size_t j = 1; j < 3; ++j)
+    for (size_t k = 2; k < 4; ++k) ws.push_back(at(1, j, k));
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t rep = 0; rep < 3; ++rep)
+      for (size_t j = 0; j < 3; ++j)
+        for (size_t k = 0; k < 4; ++k) wc.push_back(at(i, j, k));
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t j = 0; j < 4; ++j)
+      for (size_t k = 0; k < 6; ++k) wp.push_back(j >= 1 && k < 4 ? at(i, j - 1, k) : 7.0f);
+  auto outs = run(*built->graph, {x});
+  expect_near(outs[0], wt);
+  expect_near(outs[1], x);
+  expect_near(outs[2], ws);
+  expect_near(outs[3], wc);
+  expect_near(outs[4], wp);
+}
+
+// ---- Matrix products -----------------------------------------------------------------
+
+TEST(BatchMatrixMultiply, BroadcastBatchAndTransposedB) {
+  PayloadBuilder b;
+  const uint32_t a = b.input({2, 3, 4});
+  const uint32_t m = b.input({1, 5, 4});  // [N, K], shared by both batches
+  const uint32_t out = b.output({2, 3, 5});
+  b.binary(NodeType::kBatchMatrixMultiply, a, m, out, /*flags=transpose b*/ 1);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats xa = sample(24), xm = sample(20, false, 0.8f);
+  Floats want(30);
+  for (size_t bt = 0; bt < 2; ++bt)
+    for (size_t i = 0; i < 3; ++i)
+      for (size_t j = 0; j < 5; ++j) {
+        float acc = 0;
+        for (size_t k = 0; k < 4; ++k) acc += xa[(bt * 3 + i) * 4 + k] * xm[j * 4 + k];
+        want[(bt * 3 + i) * 5 + j] = acc;
+      }
+  expect_near(run(*built->graph, {xa, xm})[0], want, 1e-4f);
+}
+
+TEST(ScaledDotProductAttention, MatchesReferenceWithMask) {
+  const size_t bh = 2, t = 3, s = 4, d = 2;
+  PayloadBuilder b;
+  const uint32_t q = b.input({bh, t, d});
+  const uint32_t k = b.input({bh, s, d});
+  const uint32_t v = b.input({bh, s, d});
+  const uint32_t out = b.output({bh, t, d});
+  const Floats scale = {0.7f, 0.7f}, mask = sample(t * s, false, 3.0f);
+  const uint32_t sid = b.constant({d}, scale);
+  const uint32_t mid = b.constant({t, s}, mask);
+  b.attention(q, k, v, sid, mid, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats xq = sample(bh * t * d), xk = sample(bh * s * d, false, 1.0f),
+               xv = sample(bh * s * d, false, 2.0f);
+  Floats want(bh * t * d);
+  for (size_t n = 0; n < bh; ++n)
+    for (size_t i = 0; i < t; ++i) {
+      Floats w(s);
+      float sum = 0;
+      for (size_t j = 0; j < s; ++j) {
+        float dot = 0;
+        for (size_t c = 0; c < d; ++c)
+          dot += xq[(n * t + i) * d + c] * 0.7f * xk[(n * s + j) * d + c];
+        w[j] = std::exp(dot + mask[i * s + j]);
+        sum += w[j];
+      }
+      for (size_t c = 0; c < d; ++c) {
+        float acc = 0;
+        for (size_t j = 0; j < s; ++j) acc += w[j] / sum * xv[(n * s + j) * d + c];
+        want[(n * t + i) * d + c] = acc;
+      }
+    }
+  expect_near(run(*built->graph, {xq, xk, xv})[0], want, 1e-4f);
+}
+
+// ---- Plans ---------------------------------------------------------------------------
+
+// NCHW input -> transpose (kernel) -> conv -> add -> transpose (kernel) -> output.
+PayloadBuilder mixed_graph(Floats& w, Floats& bias) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 2, 3, 3});
+  const uint32_t out = b.output({1, 2, 3, 3});
+  const uint32_t nhwc = b.internal({1, 3, 3, 2});
+  const uint32_t conv = b.internal({1, 3, 3, 2});
+  const uint32_t sum = b.internal({1, 3, 3, 2});
+  w = sample(2 * 1 * 1 * 2, false, 0.3f);
+  bias = {0.5f, -0.5f};
+  const uint32_t wid = b.constant({2, 1, 1, 2}, w);
+  const uint32_t bid = b.constant({2}, bias);
+  b.transpose({0, 2, 3, 1}, in, nhwc);
+  b.conv(NodeType::kConv2d, {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 1}, nhwc, wid, bid, conv);
+  b.binary(NodeType::kAdd, conv, nhwc, sum);
+  b.set_output_range(0.0f, 6.0f);
+  b.transpose({0, 3, 1, 2}, sum, out);
+  return b;
+}
+
+TEST(Plan, MaximalRunsAndNodeByNodeAgree) {
+  Floats w, bias;
+  PayloadBuilder runs_builder = mixed_graph(w, bias);
+  auto runs = compile(runs_builder);
+  ASSERT_TRUE(runs.ok()) << runs.status().to_string();
+  PayloadBuilder nodes_builder = mixed_graph(w, bias);
+  auto nodes = compile(nodes_builder, {Partitioning::kNodeByNode, 1});
+  ASSERT_TRUE(nodes.ok()) << nodes.status().to_string();
+  EXPECT_EQ(runs->graph->steps().size(), 3u);   // transpose | conv+add | transpose
+  EXPECT_EQ(nodes->graph->steps().size(), 4u);  // one step per node
+  const Floats x = sample(18);
+  Floats want(18);
+  for (size_t c = 0; c < 2; ++c)
+    for (size_t p = 0; p < 9; ++p) {
+      float acc = bias[c] + x[c * 9 + p];
+      for (size_t ci = 0; ci < 2; ++ci) acc += x[ci * 9 + p] * w[c * 2 + ci];
+      want[c * 9 + p] = std::clamp(acc, 0.0f, 6.0f);
+    }
+  expect_near(run(*runs->graph, {x})[0], want, 1e-5f);
+  expect_near(run(*nodes->graph, {x})[0], want, 1e-5f);
+}
+
+TEST(Replicas, ConcurrentRunsShareAtMostTheLimit) {
+  Floats w, bias;
+  PayloadBuilder b = mixed_graph(w, bias);
+  auto built = compile(b, {Partitioning::kMaximalRuns, 2});
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(18);
+  const Floats want = run(*built->graph, {x})[0];
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        if (run(*built->graph, {x})[0] != want) ++mismatches;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_GE(built->graph->replicas(), 1u);
+  EXPECT_LE(built->graph->replicas(), 2u);
+}
+
+// ---- Refusals ------------------------------------------------------------------------
+
+TEST(Refusals, ANodeNothingCanRunIsNamed) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({4}, DataType::kInt32);
+  const uint32_t out = b.output({4}, DataType::kInt32);
+  b.unary(NodeType::kGelu, in, out);
+  auto built = compile(b);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), StatusCode::kNotSupported);
+  EXPECT_NE(built.status().message().find("Gelu"), std::string::npos) << built.status().message();
+}
+
+TEST(Refusals, DeclaredOutputDimsMustFollowFromTheInputs) {
+  PayloadBuilder b;
+  const uint32_t x = b.input({2, 3});
+  const uint32_t y = b.input({2, 3});
+  const uint32_t out = b.output({2, 4});
+  b.binary(NodeType::kAdd, x, y, out);
+  auto built = compile(b);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), StatusCode::kInvalidProgram);
+  EXPECT_NE(built.status().message().find("Add"), std::string::npos) << built.status().message();
+}
+
+TEST(Refusals, ConvFilterOfTheWrongShape) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 4, 4, 2});
+  const uint32_t out = b.output({1, 4, 4, 3});
+  const uint32_t w = b.constant({3, 3, 3, 3}, Floats(81, 0.1f));  // should be [3,3,3,2]
+  b.conv(NodeType::kConv2d, {1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 2, 3, 1}, in, w, kNoValue, out);
+  auto built = compile(b);
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.status().message().find("filter dims"), std::string::npos)
+      << built.status().message();
+}
+
+TEST(Refusals, AValueReadBeforeWrittenAndAnOutputNeverWritten) {
+  PayloadBuilder read_early;
+  const uint32_t in = read_early.input({4});
+  const uint32_t out = read_early.output({4});
+  const uint32_t tmp = read_early.internal({4});
+  read_early.binary(NodeType::kAdd, in, tmp, out);
+  auto a = compile(read_early);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("before any node writes it"), std::string::npos);
+
+  PayloadBuilder unwritten;
+  unwritten.input({4});
+  unwritten.output({4});
+  auto b = compile(unwritten);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("never written"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace et::xnn
