@@ -50,6 +50,15 @@ Result<std::shared_ptr<CompiledGraph>> CompiledGraph::create(Graph graph,
 
 Status CompiledGraph::plan() {
   const size_t nvalues = graph_.values.size();
+  size_t activation_bytes = 0;
+  for (const GraphValue& v : graph_.values) {
+    if (v.defined && !v.data) activation_bytes += v.nbytes();
+  }
+  if (activation_bytes > options_.max_activation_bytes) {
+    return resource_exhausted(
+        fmt::format("XNNPACK graph needs {} bytes of activations, over the limit of {}",
+                    activation_bytes, options_.max_activation_bytes));
+  }
   std::vector<bool> written(nvalues, false);
   for (uint32_t id : graph_.externals) {
     if (graph_.values[id].flags & kExternalInput) written[id] = true;

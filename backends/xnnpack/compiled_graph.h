@@ -30,6 +30,9 @@ struct CompileOptions {
   // Replicas (copies of the packed weights) one graph may hold; runs beyond this many
   // at once wait for a free one.
   size_t max_replicas = 2;
+  // Refuse graphs whose non-constant values together exceed this (ResourceExhausted),
+  // so a hostile payload cannot make the process allocate without bound.
+  size_t max_activation_bytes = size_t{4} << 30;
 };
 
 struct PlanStep {
