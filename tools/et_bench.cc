@@ -1,14 +1,20 @@
 // et-bench: median latency of one method of a .pte program, in this process.
 //
 //   et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] [--iterations N]
+//            [--instances N]
 //
 // Inputs default to zeros of the declared shapes. Prints one JSON line:
 // {"model": ..., "method": ..., "iterations": N, "median_ms": ..., "min_ms": ..., "p90_ms": ...}
+// With --instances N it then loads N-1 more instances of the method, executes each
+// once, and adds "instances", "rss_mb_one" (resident memory with the first instance)
+// and "rss_mb_all" (with all N): what sharing per-program work saves.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,12 +29,27 @@ int fail(const et::Status& s) {
   return 1;
 }
 
+// Resident set size of this process in MiB (VmRSS), or -1 when unreadable.
+double rss_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      double kb = 0;
+      status >> kb;
+      return kb / 1024.0;
+    }
+    status.ignore(1 << 16, '\n');
+  }
+  return -1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string model, method = "forward";
   std::vector<std::string> input_files;
-  int warmup = 3, iterations = 20;
+  int warmup = 3, iterations = 20, instances = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -40,8 +61,12 @@ int main(int argc, char** argv) {
       warmup = std::stoi(next());
     } else if (arg == "--iterations") {
       iterations = std::max(1, std::stoi(next()));
+    } else if (arg == "--instances") {
+      instances = std::max(1, std::stoi(next()));
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] [--iterations N]\n");
+      std::printf(
+          "usage: et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] "
+          "[--iterations N] [--instances N]\n");
       return 0;
     } else {
       model = arg;
@@ -63,16 +88,18 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < m.num_inputs(); ++i) {
     const et::ValueMeta& meta = m.meta().inputs[i];
     if (meta.kind != et::ValueKind::kTensor) {
-      inputs.push_back(meta.kind == et::ValueKind::kInt      ? et::InputValue::of_int(meta.traced.to_int())
-                       : meta.kind == et::ValueKind::kDouble ? et::InputValue::of_double(meta.traced.to_double())
-                                                             : et::InputValue::of_bool(meta.traced.to_bool()));
+      inputs.push_back(
+          meta.kind == et::ValueKind::kInt      ? et::InputValue::of_int(meta.traced.to_int())
+          : meta.kind == et::ValueKind::kDouble ? et::InputValue::of_double(meta.traced.to_double())
+                                                : et::InputValue::of_bool(meta.traced.to_bool()));
       continue;
     }
     if (i < input_files.size()) {
       auto a = et::tools::read_npy(input_files[i]);
       if (!a.ok()) return fail(a.status());
       arrays[i] = std::move(*a);
-      if (meta.tensor->dtype == et::ScalarType::kBFloat16) arrays[i].dtype = et::ScalarType::kBFloat16;
+      if (meta.tensor->dtype == et::ScalarType::kBFloat16)
+        arrays[i].dtype = et::ScalarType::kBFloat16;
     } else {
       arrays[i].dtype = meta.tensor->dtype;
       arrays[i].shape.assign(meta.tensor->sizes.begin(), meta.tensor->sizes.end());
@@ -90,7 +117,8 @@ int main(int argc, char** argv) {
     const et::ValueMeta& o = m.meta().outputs[i];
     if (o.tensor && !o.tensor->is_memory_planned && !m.output_is_input(i)) {
       outputs[i].resize(o.tensor->nbytes + 1);
-      if (et::Status s = m.set_output_buffer(i, outputs[i].data(), outputs[i].size()); !s.ok()) return fail(s);
+      if (et::Status s = m.set_output_buffer(i, outputs[i].data(), outputs[i].size()); !s.ok())
+        return fail(s);
     }
   }
   std::vector<double> ms;
@@ -102,10 +130,26 @@ int main(int argc, char** argv) {
     if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("%s\n", fmt::format(R"({{"model": "{}", "method": "{}", "iterations": {}, "median_ms": {:.4f}, )"
-                                  R"("min_ms": {:.4f}, "p90_ms": {:.4f}}})",
-                                  model, method, iterations, ms[ms.size() / 2], ms.front(),
-                                  ms[std::min(ms.size() - 1, ms.size() * 9 / 10)])
-                          .c_str());
+  std::string memory;
+  if (instances > 0) {
+    const double one = rss_mb();
+    std::vector<std::unique_ptr<et::Method>> more;
+    for (int i = 1; i < instances; ++i) {
+      auto extra = et::Method::load(*program, method);
+      if (!extra.ok()) return fail(extra.status());
+      if (et::Status s = (*extra)->set_inputs(inputs); !s.ok()) return fail(s);
+      if (et::Status s = (*extra)->execute(); !s.ok()) return fail(s);
+      more.push_back(std::move(extra).value());
+    }
+    memory = fmt::format(R"(, "instances": {}, "rss_mb_one": {:.1f}, "rss_mb_all": {:.1f})",
+                         instances, one, rss_mb());
+  }
+  std::printf(
+      "%s\n",
+      fmt::format(R"({{"model": "{}", "method": "{}", "iterations": {}, "median_ms": {:.4f}, )"
+                  R"("min_ms": {:.4f}, "p90_ms": {:.4f}{}}})",
+                  model, method, iterations, ms[ms.size() / 2], ms.front(),
+                  ms[std::min(ms.size() - 1, ms.size() * 9 / 10)], memory)
+          .c_str());
   return 0;
 }

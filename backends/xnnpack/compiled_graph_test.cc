@@ -389,6 +389,22 @@ TEST(Layout, TransposeReshapeSliceConcatPad) {
   expect_near(outs[4], wp);
 }
 
+TEST(Layout, TransposesThatDoNotMergeToTwoDims) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({2, 3, 4, 5});
+  const uint32_t out = b.output({3, 2, 5, 4});
+  b.transpose({1, 0, 3, 2}, in, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(120);
+  Floats want;
+  for (size_t j = 0; j < 3; ++j)
+    for (size_t i = 0; i < 2; ++i)
+      for (size_t l = 0; l < 5; ++l)
+        for (size_t k = 0; k < 4; ++k) want.push_back(x[((i * 3 + j) * 4 + k) * 5 + l]);
+  expect_near(run(*built->graph, {x})[0], want);
+}
+
 // ---- Matrix products -----------------------------------------------------------------
 
 TEST(BatchMatrixMultiply, BroadcastBatchAndTransposedB) {

@@ -1,4 +1,5 @@
 // Layout nodes: transpose, slice, concatenate, copy. They move elements of any size.
+#include <algorithm>
 #include <cstring>
 
 #include "backends/xnnpack/kernel_nodes.h"
@@ -42,6 +43,83 @@ void gather(const uint8_t* in, size_t offset, const std::vector<size_t>& in_stri
   }
 }
 
+// Dims of `dims` permuted by `perm` with runs of consecutive axes merged: the same
+// transpose over fewer, larger dims (NCHW -> NHWC becomes [C, H*W] -> [H*W, C]).
+void merge_axes(const std::vector<size_t>& dims, const std::vector<size_t>& perm,
+                std::vector<size_t>& merged_dims, std::vector<size_t>& merged_perm) {
+  // Groups of output positions whose input axes are consecutive.
+  std::vector<std::vector<size_t>> groups;
+  for (size_t d = 0; d < perm.size(); ++d) {
+    if (dims[perm[d]] == 1) continue;  // size-1 axes move nothing
+    if (!groups.empty() && groups.back().back() + 1 == perm[d]) {
+      groups.back().push_back(perm[d]);
+    } else {
+      groups.push_back({perm[d]});
+    }
+  }
+  // Number the groups by their first input axis to get the merged permutation.
+  std::vector<size_t> order(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) order[g] = g;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return groups[a].front() < groups[b].front(); });
+  merged_dims.assign(groups.size(), 1);
+  merged_perm.assign(groups.size(), 0);
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    for (size_t axis : groups[order[rank]]) merged_dims[rank] *= dims[axis];
+    merged_perm[order[rank]] = rank;
+  }
+}
+
+// [batch, rows, cols] -> [batch, cols, rows], in tiles so both sides stay in cache.
+template <typename T>
+void transpose_2d(const T* in, T* out, size_t batch, size_t rows, size_t cols) {
+  constexpr size_t kTile = 32;
+  for (size_t b = 0; b < batch; ++b, in += rows * cols, out += rows * cols) {
+    for (size_t r0 = 0; r0 < rows; r0 += kTile) {
+      const size_t r1 = std::min(rows, r0 + kTile);
+      for (size_t c0 = 0; c0 < cols; c0 += kTile) {
+        const size_t c1 = std::min(cols, c0 + kTile);
+        for (size_t c = c0; c < c1; ++c) {
+          for (size_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
+        }
+      }
+    }
+  }
+}
+
+// A transpose that merges to a (batched) 2-D one; false when it does not.
+bool fast_transpose(const std::vector<size_t>& dims, const std::vector<size_t>& perm,
+                    const uint8_t* in, uint8_t* out, size_t esize) {
+  std::vector<size_t> md, mp;
+  merge_axes(dims, perm, md, mp);
+  size_t batch = 1, rows = 0, cols = 0;
+  if (mp.size() == 2 && mp[0] == 1 && mp[1] == 0) {
+    rows = md[0];
+    cols = md[1];
+  } else if (mp.size() == 3 && mp[0] == 0 && mp[1] == 2 && mp[2] == 1) {
+    batch = md[0];
+    rows = md[1];
+    cols = md[2];
+  } else {
+    return false;
+  }
+  switch (esize) {
+    case 4:
+      transpose_2d(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), batch,
+                   rows, cols);
+      return true;
+    case 2:
+      transpose_2d(reinterpret_cast<const uint16_t*>(in), reinterpret_cast<uint16_t*>(out), batch,
+                   rows, cols);
+      return true;
+    case 1:
+      transpose_2d(in, out, batch, rows, cols);
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 void run_layout_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
@@ -52,6 +130,7 @@ void run_layout_node(const Graph& graph, const GraphNode& node, std::span<void* 
   auto* in = static_cast<const uint8_t*>(ptrs[node.inputs[0]]);
   switch (node.type) {
     case NodeType::kStaticTranspose: {
+      if (fast_transpose(x.dims, node.list, in, out, esize)) return;
       const std::vector<size_t> strides = row_major_strides(x.dims);
       std::vector<size_t> permuted(strides.size());
       for (size_t d = 0; d < strides.size(); ++d) permuted[d] = strides[node.list[d]];
