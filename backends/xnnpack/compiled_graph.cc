@@ -50,14 +50,13 @@ Result<std::shared_ptr<CompiledGraph>> CompiledGraph::create(Graph graph,
 
 Status CompiledGraph::plan() {
   const size_t nvalues = graph_.values.size();
-  size_t activation_bytes = 0;
   for (const GraphValue& v : graph_.values) {
-    if (v.defined && !v.data) activation_bytes += v.nbytes();
+    if (v.defined && !v.data) activation_bytes_ += v.nbytes();
   }
-  if (activation_bytes > options_.max_activation_bytes) {
+  if (activation_bytes_ > options_.max_activation_bytes) {
     return resource_exhausted(
         fmt::format("XNNPACK graph needs {} bytes of activations, over the limit of {}",
-                    activation_bytes, options_.max_activation_bytes));
+                    activation_bytes_, options_.max_activation_bytes));
   }
   std::vector<bool> written(nvalues, false);
   for (uint32_t id : graph_.externals) {
@@ -169,10 +168,11 @@ Result<CompiledGraph::ReplicaPtr> CompiledGraph::make_replica() const {
       replica->ptrs[staged_[i]] = static_cast<uint8_t*>(replica->arena.get()) + offsets[i];
     }
   }
+  pthreadpool_t threads =
+      activation_bytes_ >= options_.parallel_min_bytes ? ThreadPool::global().native() : nullptr;
   for (const PlanStep& step : steps_) {
     if (!step.on_xnnpack) continue;
-    ET_ASSIGN_OR_RETURN(XnnRun run, XnnRun::create(graph_, step.nodes, step.boundary,
-                                                   ThreadPool::global().native()));
+    ET_ASSIGN_OR_RETURN(XnnRun run, XnnRun::create(graph_, step.nodes, step.boundary, threads));
     replica->runs.push_back(std::move(run));
   }
   return replica;

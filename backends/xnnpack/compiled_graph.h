@@ -33,6 +33,9 @@ struct CompileOptions {
   // Refuse graphs whose non-constant values together exceed this (ResourceExhausted),
   // so a hostile payload cannot make the process allocate without bound.
   size_t max_activation_bytes = size_t{4} << 30;
+  // Graphs with fewer activation bytes than this run XNNPACK on the calling thread:
+  // waking the pool costs more than it saves on tiny operators.
+  size_t parallel_min_bytes = size_t{1} << 20;
 };
 
 struct PlanStep {
@@ -79,6 +82,7 @@ class CompiledGraph {
   CompileOptions options_;
   std::vector<PlanStep> steps_;
   std::vector<uint32_t> staged_;  // value ids that need a buffer outside XNNPACK
+  size_t activation_bytes_ = 0;
 
   mutable std::mutex mu_;
   mutable std::condition_variable freed_;
