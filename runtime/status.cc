@@ -26,6 +26,10 @@ std::string_view status_code_name(StatusCode code) {
       return "IoError";
     case StatusCode::kInternal:
       return "Internal";
+    case StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
   }
   return "Unknown";
 }
@@ -60,5 +64,7 @@ Status failed_precondition(std::string m) {
 }
 Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+Status deadline_exceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
+Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 
 }  // namespace et

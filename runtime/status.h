@@ -31,6 +31,8 @@ enum class StatusCode : unsigned char {
   kFailedPrecondition,   // called in the wrong state (e.g. execute before inputs set)
   kIoError,              // reading or mapping a file failed
   kInternal,             // a bug in this project: please report it
+  kDeadlineExceeded,     // a wait ran past its deadline (the daemon's request deadline)
+  kUnavailable,          // the service cannot take the call now (shutting down)
 };
 
 // The name of a code as it appears in messages, e.g. "InvalidProgram".
@@ -72,6 +74,8 @@ Status resource_exhausted(std::string message);
 Status failed_precondition(std::string message);
 Status io_error(std::string message);
 Status internal_error(std::string message);
+Status deadline_exceeded(std::string message);
+Status unavailable(std::string message);
 
 // A value of type T, or the non-OK Status saying why there is none.
 //

@@ -15,6 +15,21 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
+// Under ThreadSanitizer XNNPACK runs on the calling thread: XNNPACK and pthreadpool
+// are not instrumented, so TSan cannot see the synchronisation between XNNPACK's
+// workers and its caller and would report every handed-over buffer as a race.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
@@ -169,7 +184,9 @@ Result<CompiledGraph::ReplicaPtr> CompiledGraph::make_replica() const {
     }
   }
   pthreadpool_t threads =
-      activation_bytes_ >= options_.parallel_min_bytes ? ThreadPool::global().native() : nullptr;
+      activation_bytes_ >= options_.parallel_min_bytes && !kThreadSanitizer
+          ? ThreadPool::global().native()
+          : nullptr;
   for (const PlanStep& step : steps_) {
     if (!step.on_xnnpack) continue;
     ET_ASSIGN_OR_RETURN(XnnRun run, XnnRun::create(graph_, step.nodes, step.boundary, threads));

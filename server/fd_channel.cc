@@ -1,0 +1,137 @@
+#include "server/fd_channel.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "server/unix_socket.h"
+
+namespace et::server {
+namespace {
+
+void send_reply(int conn, const Status& status, uint64_t id) {
+  FdReply reply{};
+  reply.code = static_cast<uint32_t>(status.code());
+  reply.id = id;
+  std::snprintf(reply.message, sizeof(reply.message), "%s", status.message().c_str());
+  (void)send(conn, &reply, sizeof(reply), MSG_NOSIGNAL);
+}
+
+// Reads one request and the descriptor with it; replies. False when the peer is gone.
+bool handle(int conn, ServiceCore& core) {
+  FdRequest req{};
+  iovec iov{&req, sizeof(req)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  const ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+  if (n <= 0) return false;
+  std::vector<int> fds;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        fds.push_back(fd);
+      }
+    }
+  }
+  auto refuse = [&](Status s) {
+    for (int fd : fds) close(fd);
+    send_reply(conn, s, 0);
+    return true;
+  };
+  if (static_cast<size_t>(n) != sizeof(req) || std::memcmp(req.magic, kFdMagic, 4) != 0) {
+    return refuse(invalid_argument("descriptor socket: not an ETFD request (docs/protocol.md)"));
+  }
+  if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+    return refuse(invalid_argument("descriptor socket: truncated request or too many descriptors"));
+  }
+  if (req.version != kFdVersion || req.kind != kFdRegisterSegment) {
+    return refuse(not_supported(
+        fmt::format("descriptor socket: version {} kind {} unknown", req.version, req.kind)));
+  }
+  if (fds.size() != 1) {
+    return refuse(invalid_argument(
+        fmt::format("descriptor socket: {} descriptors attached, send exactly one", fds.size())));
+  }
+  auto id = core.register_segment(std::string(req.session, sizeof(req.session)), fds[0]);
+  send_reply(conn, id.status(), id.ok() ? *id : 0);
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, ServiceCore& core) {
+  ET_RETURN_IF_ERROR(claim_socket_path(path));
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return io_error(fmt::format("socket: {}", std::strerror(errno)));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    close(fd);
+    return invalid_argument(fmt::format("socket path {} is too long", path));
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 64) != 0) {
+    const int err = errno;
+    close(fd);
+    return io_error(fmt::format("cannot listen on {}: {}", path, std::strerror(err)));
+  }
+  return std::unique_ptr<FdChannel>(new FdChannel(fd, path, core));
+}
+
+FdChannel::FdChannel(int listen_fd, std::string path, ServiceCore& core)
+    : listen_fd_(listen_fd), path_(std::move(path)), core_(core) {
+  if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
+  thread_ = std::thread([this] { serve(); });
+}
+
+FdChannel::~FdChannel() {
+  if (wake_[1] >= 0) (void)write(wake_[1], "x", 1);
+  if (thread_.joinable()) thread_.join();
+  close(listen_fd_);
+  for (int fd : wake_) {
+    if (fd >= 0) close(fd);
+  }
+  unlink(path_.c_str());
+}
+
+void FdChannel::serve() {
+  std::vector<pollfd> fds = {{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+  for (;;) {
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("descriptor socket: poll: {}", std::strerror(errno));
+      return;
+    }
+    if (fds[0].revents) break;
+    if (fds[1].revents & POLLIN) {
+      const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (conn >= 0) fds.push_back({conn, POLLIN, 0});
+    }
+    for (size_t i = 2; i < fds.size();) {
+      if (fds[i].revents && !handle(fds[i].fd, core_)) {
+        close(fds[i].fd);
+        fds.erase(fds.begin() + static_cast<long>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+  for (size_t i = 2; i < fds.size(); ++i) close(fds[i].fd);
+}
+
+}  // namespace et::server

@@ -1,0 +1,105 @@
+#include "server/grpc_service.h"
+
+#include <spdlog/spdlog.h>
+
+namespace et::server {
+
+grpc::Status to_grpc(const Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kInvalidProgram:
+      code = grpc::StatusCode::INVALID_ARGUMENT;
+      break;
+    case StatusCode::kIncompatibleVersion:
+    case StatusCode::kFailedPrecondition:
+      code = grpc::StatusCode::FAILED_PRECONDITION;
+      break;
+    case StatusCode::kNotFound:
+      code = grpc::StatusCode::NOT_FOUND;
+      break;
+    case StatusCode::kNotSupported:
+      code = grpc::StatusCode::UNIMPLEMENTED;
+      break;
+    case StatusCode::kOutOfRange:
+      code = grpc::StatusCode::OUT_OF_RANGE;
+      break;
+    case StatusCode::kResourceExhausted:
+      code = grpc::StatusCode::RESOURCE_EXHAUSTED;
+      break;
+    case StatusCode::kDeadlineExceeded:
+      code = grpc::StatusCode::DEADLINE_EXCEEDED;
+      break;
+    case StatusCode::kUnavailable:
+      code = grpc::StatusCode::UNAVAILABLE;
+      break;
+    case StatusCode::kIoError:
+    case StatusCode::kInternal:
+    case StatusCode::kOk:
+      code = grpc::StatusCode::INTERNAL;
+      break;
+  }
+  if (code == grpc::StatusCode::INTERNAL) spdlog::error("internal error: {}", status.message());
+  return grpc::Status(code, status.message());
+}
+
+void GrpcService::cancel_sessions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [number, ctx] : open_streams_) ctx->TryCancel();
+}
+
+grpc::Status GrpcService::OpenSession(
+    grpc::ServerContext* ctx,
+    grpc::ServerReaderWriter<pb::SessionServerMessage, pb::SessionClientMessage>* stream) {
+  pb::SessionClientMessage hello;
+  std::string client_name;
+  // The client's first message is optional metadata; the session opens at once.
+  auto opened = core_.open_session(ctx->peer());
+  if (!opened.ok()) return to_grpc(opened.status());
+  std::shared_ptr<Session> session = *opened;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_streams_[session->number] = ctx;
+  }
+  pb::SessionServerMessage welcome;
+  welcome.set_session(session->token);
+  welcome.set_session_number(session->number);
+  welcome.set_fd_socket(core_.fd_socket_path());
+  welcome.set_server_version(core_.version());
+  if (stream->Write(welcome)) {
+    // The session lives while the client holds the stream; Read() returns false when
+    // it closes it, disconnects, dies, or the daemon shuts down.
+    while (stream->Read(&hello)) {
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_streams_.erase(session->number);
+  }
+  core_.close_session(session);
+  return grpc::Status::OK;
+}
+
+#define ET_UNARY(Name, Call)                                                         \
+  grpc::Status GrpcService::Name(grpc::ServerContext*, const pb::Name##Request* req, \
+                                 pb::Name##Response* resp) {                         \
+    return to_grpc(Call);                                                            \
+  }
+
+ET_UNARY(LoadProgram, core_.load_program(*req, *resp))
+ET_UNARY(ListPrograms, core_.list_programs(*req, *resp))
+ET_UNARY(DescribeProgram, core_.describe_program(*req, *resp))
+ET_UNARY(UnloadProgram, ((void)resp, core_.unload_program(*req)))
+ET_UNARY(LoadMethod, core_.load_method(*req, *resp))
+ET_UNARY(DropMethod, ((void)resp, core_.drop_method(*req)))
+ET_UNARY(SetInputs, ((void)resp, core_.set_inputs(*req)))
+ET_UNARY(Execute, core_.execute(*req, *resp))
+ET_UNARY(GetOutputs, core_.get_outputs(*req, *resp))
+ET_UNARY(Run, core_.run(*req, *resp))
+ET_UNARY(DropSegment, ((void)resp, core_.drop_segment(*req)))
+ET_UNARY(ServerStatus, ((void)req, core_.server_status(*resp)))
+
+#undef ET_UNARY
+
+}  // namespace et::server

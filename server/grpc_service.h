@@ -1,0 +1,58 @@
+// The gRPC adapter: EtServer's calls onto ServiceCore, and the one place where
+// et::Status becomes a gRPC status.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "et_serverd.grpc.pb.h"
+#include "server/service_core.h"
+
+namespace et::server {
+
+grpc::Status to_grpc(const Status& status);
+
+class GrpcService final : public ::etserver::v1::EtServer::Service {
+ public:
+  explicit GrpcService(ServiceCore& core) : core_(core) {}
+
+  // Ends every open session stream (shutdown): their OpenSession calls return.
+  void cancel_sessions();
+
+  grpc::Status OpenSession(grpc::ServerContext* ctx,
+                           grpc::ServerReaderWriter<pb::SessionServerMessage,
+                                                    pb::SessionClientMessage>* stream) override;
+  grpc::Status LoadProgram(grpc::ServerContext*, const pb::LoadProgramRequest* req,
+                           pb::LoadProgramResponse* resp) override;
+  grpc::Status ListPrograms(grpc::ServerContext*, const pb::ListProgramsRequest* req,
+                            pb::ListProgramsResponse* resp) override;
+  grpc::Status DescribeProgram(grpc::ServerContext*, const pb::DescribeProgramRequest* req,
+                               pb::DescribeProgramResponse* resp) override;
+  grpc::Status UnloadProgram(grpc::ServerContext*, const pb::UnloadProgramRequest* req,
+                             pb::UnloadProgramResponse* resp) override;
+  grpc::Status LoadMethod(grpc::ServerContext*, const pb::LoadMethodRequest* req,
+                          pb::LoadMethodResponse* resp) override;
+  grpc::Status DropMethod(grpc::ServerContext*, const pb::DropMethodRequest* req,
+                          pb::DropMethodResponse* resp) override;
+  grpc::Status SetInputs(grpc::ServerContext*, const pb::SetInputsRequest* req,
+                         pb::SetInputsResponse* resp) override;
+  grpc::Status Execute(grpc::ServerContext*, const pb::ExecuteRequest* req,
+                       pb::ExecuteResponse* resp) override;
+  grpc::Status GetOutputs(grpc::ServerContext*, const pb::GetOutputsRequest* req,
+                          pb::GetOutputsResponse* resp) override;
+  grpc::Status Run(grpc::ServerContext*, const pb::RunRequest* req, pb::RunResponse* resp) override;
+  grpc::Status DropSegment(grpc::ServerContext*, const pb::DropSegmentRequest* req,
+                           pb::DropSegmentResponse* resp) override;
+  grpc::Status ServerStatus(grpc::ServerContext*, const pb::ServerStatusRequest* req,
+                            pb::ServerStatusResponse* resp) override;
+
+ private:
+  ServiceCore& core_;
+  std::mutex mu_;
+  std::map<uint64_t, grpc::ServerContext*> open_streams_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace et::server

@@ -1,0 +1,113 @@
+// et-serverd: the daemon. See --help and docs/protocol.md.
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "runtime/thread_pool.h"
+#include "server/fd_channel.h"
+#include "server/grpc_service.h"
+#include "server/options.h"
+#include "server/unix_socket.h"
+
+namespace {
+
+int run(const et::server::Options& o) {
+  using namespace et::server;
+  if (o.threads > 0) et::ThreadPool::global().set_threads(o.threads);
+  ServiceCore core(o.limits, o.socket + ".fd");
+  if (!o.models_dir.empty()) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(o.models_dir, ec)) {
+      if (entry.path().extension() != ".pte") continue;
+      const std::string name = entry.path().filename().string();
+      et::Status s = core.registry().preload(entry.path().string(), name);
+      if (!s.ok()) {
+        spdlog::error("--models: {} not preloaded: {}", name, s.to_string());
+      } else {
+        spdlog::info("preloaded {}", name);
+      }
+    }
+    if (ec) {
+      spdlog::error("--models {}: {}", o.models_dir, ec.message());
+      return 1;
+    }
+  }
+  if (et::Status s = claim_socket_path(o.socket); !s.ok()) {
+    spdlog::error("{}", s.message());
+    return 1;
+  }
+  auto fd_channel = FdChannel::start(o.socket + ".fd", core);
+  if (!fd_channel.ok()) {
+    spdlog::error("{}", fd_channel.status().message());
+    return 1;
+  }
+  GrpcService service(core);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + o.socket, grpc::InsecureServerCredentials());
+  if (!o.listen.empty()) builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials());
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
+  builder.SetMaxSendMessageSize(static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server) {
+    spdlog::error("cannot listen on unix:{}{}", o.socket,
+                  o.listen.empty() ? "" : " or " + o.listen);
+    return 1;
+  }
+  spdlog::info("et-serverd {} listening on unix:{}{} ({} compute threads)", ServiceCore::version(),
+               o.socket, o.listen.empty() ? "" : " and " + o.listen,
+               et::ThreadPool::global().threads());
+
+  // SIGTERM/SIGINT were blocked in main() before any thread started; wait for one.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  int signal_number = 0;
+  sigwait(&stop, &signal_number);
+  spdlog::info("{}: stopping (running calls get {} ms)", strsignal(signal_number),
+               o.shutdown_grace_ms);
+  core.begin_shutdown();
+  service.cancel_sessions();
+  server->Shutdown(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(o.shutdown_grace_ms));
+  server->Wait();
+  fd_channel->reset();
+  std::remove(o.socket.c_str());
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto options = et::server::parse_options(argc, argv);
+  if (!options.ok()) {
+    std::fprintf(stderr, "et-serverd: %s\n", options.status().message().c_str());
+    return 2;
+  }
+  if (options->help) {
+    std::fputs(et::server::usage(), stdout);
+    return 0;
+  }
+  if (options->version) {
+    std::printf("et-serverd %s\n", et::server::ServiceCore::version());
+    return 0;
+  }
+  spdlog::set_level(spdlog::level::from_str(options->log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  umask(077);  // sockets readable and writable by this user only
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return run(*options);
+}

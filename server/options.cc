@@ -1,0 +1,101 @@
+#include "server/options.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "server/unix_socket.h"
+
+namespace et::server {
+namespace {
+
+Result<uint64_t> parse_count(const std::string& flag, const std::string& text) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return invalid_argument(fmt::format("{}: '{}' is not a non-negative integer", flag, text));
+  }
+  return value;
+}
+
+}  // namespace
+
+const char* usage() {
+  return R"(usage: et-serverd [options]
+
+Runs ExecuTorch .pte programs for clients that connect over a Unix socket (and,
+optionally, TCP). Clients open a session, load programs and methods, and run them
+with tensors inline or in shared memory; see docs/protocol.md.
+
+  --socket PATH            Unix socket for gRPC (default $ETSERVER_SOCKET, else
+                           $XDG_RUNTIME_DIR/et-serverd.sock, else
+                           /tmp/et-serverd-<uid>.sock). Shared memory is handed over on
+                           PATH.fd beside it. A stale socket file is replaced; a live
+                           daemon's is not.
+  --listen HOST:PORT       also serve gRPC over TCP (tensors inline only); off by default
+  --models DIR             preload every .pte in DIR, each loadable by its file name
+  --threads N              compute threads (default: ET_NUM_THREADS, else one per CPU)
+  --workers N              methods executing at once (default: the thread count)
+  --log-level LEVEL        trace, debug, info (default), warn, error, off
+  --max-sessions N         open sessions at once (default 256)
+  --max-segment-bytes N    shared memory one session may register (default 4 GiB)
+  --max-program-bytes N    largest program accepted (default 2 GiB)
+  --max-message-bytes N    largest gRPC message (default 256 MiB)
+  --request-deadline-ms N  longest a call waits for a busy method or worker (default 60000)
+  --shutdown-grace-ms N    on SIGTERM/SIGINT, how long running calls may finish (default 10000)
+  --version                print the version
+  --help                   print this help
+)";
+}
+
+Result<Options> parse_options(int argc, char** argv) {
+  Options o;
+  o.socket = default_socket_path();
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      o.help = true;
+      continue;
+    }
+    if (flag == "--version") {
+      o.version = true;
+      continue;
+    }
+    if (i + 1 >= argc) return invalid_argument(fmt::format("{} needs a value (see --help)", flag));
+    const std::string value = argv[++i];
+    if (flag == "--socket") {
+      o.socket = value;
+    } else if (flag == "--listen") {
+      o.listen = value;
+    } else if (flag == "--models") {
+      o.models_dir = value;
+    } else if (flag == "--log-level") {
+      o.log_level = value;
+    } else {
+      ET_ASSIGN_OR_RETURN(uint64_t n, parse_count(flag, value));
+      if (flag == "--threads") {
+        o.threads = n;
+      } else if (flag == "--workers") {
+        o.limits.max_concurrent_runs = n;
+      } else if (flag == "--max-sessions") {
+        o.limits.max_sessions = n;
+      } else if (flag == "--max-segment-bytes") {
+        o.limits.max_segment_bytes_per_session = n;
+      } else if (flag == "--max-program-bytes") {
+        o.limits.max_program_bytes = n;
+      } else if (flag == "--max-message-bytes") {
+        o.max_message_bytes = n;
+      } else if (flag == "--request-deadline-ms") {
+        o.limits.request_deadline = std::chrono::milliseconds(n);
+      } else if (flag == "--shutdown-grace-ms") {
+        o.shutdown_grace_ms = static_cast<int>(n);
+      } else {
+        return invalid_argument(fmt::format("unknown flag {} (see --help)", flag));
+      }
+    }
+  }
+  if (o.socket.empty()) return invalid_argument("--socket: empty path");
+  return o;
+}
+
+}  // namespace et::server

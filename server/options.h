@@ -1,0 +1,30 @@
+// et-serverd's command line.
+#pragma once
+
+#include <string>
+
+#include "runtime/status.h"
+#include "server/service_core.h"
+
+namespace et::server {
+
+struct Options {
+  std::string socket;      // --socket (default: default_socket_path())
+  std::string listen;      // --listen HOST:PORT, empty: no TCP
+  std::string models_dir;  // --models DIR
+  size_t threads = 0;      // --threads, 0: ET_NUM_THREADS or one per hardware thread
+  std::string log_level = "info";
+  size_t max_message_bytes = size_t{256} << 20;
+  int shutdown_grace_ms = 10'000;
+  ServiceLimits limits;
+  bool help = false;
+  bool version = false;
+};
+
+// Parses argv. InvalidArgument naming the flag on a bad flag or value.
+Result<Options> parse_options(int argc, char** argv);
+
+// The --help text.
+const char* usage();
+
+}  // namespace et::server

@@ -1,0 +1,58 @@
+#include "server/segment.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace et::server {
+
+Result<std::shared_ptr<Segment>> Segment::adopt(int fd, size_t max_bytes) {
+  std::shared_ptr<Segment> segment(new Segment);
+  segment->fd_ = fd;  // closed by the destructor from here on, whatever happens
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0) {
+    return invalid_argument(
+        "segment: the descriptor is not a memfd (create it with memfd_create and "
+        "MFD_ALLOW_SEALING)");
+  }
+  if (!(seals & F_SEAL_SHRINK)) {
+    return invalid_argument(
+        "segment: the memfd is not sealed against shrinking (add F_SEAL_SHRINK with "
+        "fcntl(F_ADD_SEALS) before handing it over)");
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return io_error(fmt::format("segment: fstat: {}", std::strerror(errno)));
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size == 0) return invalid_argument("segment: the memfd is empty (ftruncate it first)");
+  if (size > max_bytes) {
+    return resource_exhausted(fmt::format(
+        "segment: {} bytes is over this session's segment limit ({} bytes left)", size, max_bytes));
+  }
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    return io_error(fmt::format("segment: cannot map {} bytes: {}", size, std::strerror(errno)));
+  }
+  segment->base_ = static_cast<uint8_t*>(base);
+  segment->size_ = size;
+  return segment;
+}
+
+Segment::~Segment() {
+  if (base_) munmap(base_, size_);
+  if (fd_ >= 0) close(fd_);
+}
+
+Result<std::span<uint8_t>> Segment::range(uint64_t offset, uint64_t length) const {
+  if (offset > size_ || length > size_ - offset) {
+    return out_of_range(fmt::format("bytes [{}, {} + {}) lie outside the segment's {} bytes",
+                                    offset, offset, length, size_));
+  }
+  return std::span<uint8_t>(base_ + offset, static_cast<size_t>(length));
+}
+
+}  // namespace et::server

@@ -1,0 +1,536 @@
+#include "server/service_core.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "runtime/thread_pool.h"
+
+namespace et::server {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+std::string random_token() {
+  uint8_t bytes[16];
+  size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (uint8_t b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 15];
+  }
+  return token;
+}
+
+size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+Status shutting_down_error() {
+  return unavailable("the daemon is shutting down; reconnect to its successor");
+}
+
+}  // namespace
+
+const char* ServiceCore::version() { return kVersion; }
+
+ServiceCore::ServiceCore(ServiceLimits limits, std::string fd_socket_path)
+    : limits_(limits), fd_socket_path_(std::move(fd_socket_path)) {
+  if (limits_.max_concurrent_runs == 0)
+    limits_.max_concurrent_runs = ThreadPool::global().threads();
+}
+
+ServiceCore::~ServiceCore() {
+  std::map<std::string, std::shared_ptr<Session>> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left.swap(sessions_);
+  }
+  for (auto& [token, s] : left) close_session(s);
+}
+
+Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& client_name) {
+  if (shutting_down_) return shutting_down_error();
+  auto s = std::make_shared<Session>();
+  s->token = random_token();
+  s->client_name = client_name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sessions_.size() >= limits_.max_sessions) {
+      return resource_exhausted(fmt::format(
+          "the daemon has {} sessions, its limit (--max-sessions); close one or raise it",
+          sessions_.size()));
+    }
+    s->number = next_session_++;
+    sessions_[s->token] = s;
+  }
+  spdlog::info("session {} opened ({})", s->number, client_name.empty() ? "unnamed" : client_name);
+  return s;
+}
+
+void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_.erase(s->token);
+  }
+  std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;
+  std::map<uint64_t, std::shared_ptr<Segment>> segments;
+  std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->closed) return;
+    s->closed = true;
+    methods.swap(s->methods);
+    segments.swap(s->segments);
+    programs.swap(s->programs);
+    s->segment_bytes = 0;
+  }
+  // Wait for running calls of the session's methods, then free them.
+  for (auto& [handle, slot] : methods) {
+    std::lock_guard<std::timed_mutex> lock(slot->run_mu);
+    slot->method.reset();
+    slot->inputs.clear();
+  }
+  spdlog::info("session {} closed: released {} method(s), {} segment(s), {} program(s)", s->number,
+               methods.size(), segments.size(), programs.size());
+}
+
+Result<std::shared_ptr<Session>> ServiceCore::find_session(const std::string& token) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(token);
+  if (it == sessions_.end()) {
+    return not_found(
+        "session: no open session has this token (open one with OpenSession and "
+        "keep its stream open)");
+  }
+  return it->second;
+}
+
+Result<std::shared_ptr<Session>> ServiceCore::session_for(const std::string& token) const {
+  if (shutting_down_) return shutting_down_error();
+  return find_session(token);
+}
+
+Result<uint64_t> ServiceCore::register_segment(const std::string& token, int fd) {
+  auto found = session_for(token);
+  if (!found.ok()) {
+    close(fd);
+    return found.status();
+  }
+  Session& s = **found;
+  size_t left;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    left = limits_.max_segment_bytes_per_session - s.segment_bytes;
+  }
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment, Segment::adopt(fd, left));
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.closed) return not_found("session: closed while registering the segment");
+  if (segment->size() > limits_.max_segment_bytes_per_session - s.segment_bytes) {
+    return resource_exhausted("segment: over this session's segment limit");
+  }
+  const uint64_t id = s.next_id++;
+  s.segment_bytes += segment->size();
+  s.segments[id] = std::move(segment);
+  return id;
+}
+
+SegmentLookup ServiceCore::segment_lookup(const std::shared_ptr<Session>& s) const {
+  return [s](uint64_t id) -> Result<std::shared_ptr<Segment>> {
+    std::lock_guard<std::mutex> lock(s->mu);
+    auto it = s->segments.find(id);
+    if (it == s->segments.end()) {
+      return not_found(fmt::format("segment_id {} is not one of this session's segments", id));
+    }
+    return it->second;
+  };
+}
+
+Status ServiceCore::fill_program_info(const RegisteredProgram& p, uint64_t id,
+                                      pb::ProgramInfo& out) const {
+  out.set_program_id(id);
+  out.set_sha256(p.sha256);
+  out.set_size_bytes(p.size_bytes);
+  out.set_name(p.name);
+  for (const std::string& name : p.program->method_names()) {
+    ET_ASSIGN_OR_RETURN(const MethodMeta* meta, p.program->method_meta(name));
+    to_proto(*meta, *out.add_methods());
+  }
+  return Status();
+}
+
+Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProgramResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  std::shared_ptr<const RegisteredProgram> program;
+  bool existed = true;
+  switch (req.source_case()) {
+    case pb::LoadProgramRequest::SOURCE_NOT_SET:
+      if (req.sha256().empty()) {
+        return invalid_argument("sha256: give the program's hash, its bytes, or a preloaded name");
+      }
+      program = registry_.find(req.sha256());
+      if (!program) {
+        return not_found(
+            fmt::format("sha256: the daemon has no program {}; send its bytes "
+                        "(program_bytes or segment)",
+                        req.sha256()));
+      }
+      break;
+    case pb::LoadProgramRequest::kPreloadedName:
+      program = registry_.find_preloaded(req.preloaded_name());
+      if (!program) {
+        return not_found(
+            fmt::format("preloaded_name: no preloaded program '{}' (ListPrograms "
+                        "names them)",
+                        req.preloaded_name()));
+      }
+      break;
+    case pb::LoadProgramRequest::kProgramBytes:
+    case pb::LoadProgramRequest::kSegment: {
+      std::span<const uint8_t> bytes;
+      std::shared_ptr<Segment> segment;
+      if (req.source_case() == pb::LoadProgramRequest::kProgramBytes) {
+        bytes = {reinterpret_cast<const uint8_t*>(req.program_bytes().data()),
+                 req.program_bytes().size()};
+      } else {
+        auto found = segment_lookup(s)(req.segment().segment_id());
+        if (!found.ok()) return found.status().with_context("segment");
+        segment = *found;
+        auto range = segment->range(req.segment().offset(), req.segment().length());
+        if (!range.ok()) return range.status().with_context("segment");
+        bytes = *range;
+      }
+      if (bytes.size() > limits_.max_program_bytes) {
+        return resource_exhausted(
+            fmt::format("program: {} bytes is over the limit of {} "
+                        "(--max-program-bytes)",
+                        bytes.size(), limits_.max_program_bytes));
+      }
+      auto added = registry_.add(bytes, req.sha256());
+      if (!added.ok()) return added.status().with_context("program");
+      program = added->first;
+      existed = added->second;
+      if (!existed) {
+        spdlog::info("program {} loaded ({} bytes) by session {}", program->sha256.substr(0, 12),
+                     program->size_bytes, s->number);
+      }
+      break;
+    }
+  }
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->closed) return not_found("session: closed");
+    for (const auto& [pid, held] : s->programs) {
+      if (held == program) {
+        resp.set_program_id(pid);
+        resp.set_sha256(program->sha256);
+        resp.set_already_loaded(true);
+        return fill_program_info(*program, pid, *resp.mutable_info());
+      }
+    }
+    id = s->next_id++;
+    s->programs[id] = program;
+  }
+  resp.set_program_id(id);
+  resp.set_sha256(program->sha256);
+  resp.set_already_loaded(existed);
+  return fill_program_info(*program, id, *resp.mutable_info());
+}
+
+Status ServiceCore::list_programs(const pb::ListProgramsRequest& req,
+                                  pb::ListProgramsResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    programs = s->programs;
+  }
+  for (const auto& [id, p] : programs)
+    ET_RETURN_IF_ERROR(fill_program_info(*p, id, *resp.add_loaded()));
+  for (const std::string& name : registry_.preloaded_names()) resp.add_preloaded_names(name);
+  return Status();
+}
+
+Status ServiceCore::describe_program(const pb::DescribeProgramRequest& req,
+                                     pb::DescribeProgramResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  std::shared_ptr<const RegisteredProgram> p;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    auto it = s->programs.find(req.program_id());
+    if (it == s->programs.end()) {
+      return not_found(
+          fmt::format("program_id {} is not one of this session's programs", req.program_id()));
+    }
+    p = it->second;
+  }
+  return fill_program_info(*p, req.program_id(), *resp.mutable_info());
+}
+
+Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  std::vector<std::shared_ptr<MethodSlot>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    auto it = s->programs.find(req.program_id());
+    if (it == s->programs.end()) {
+      return not_found(
+          fmt::format("program_id {} is not one of this session's programs", req.program_id()));
+    }
+    for (auto m = s->methods.begin(); m != s->methods.end();) {
+      if (m->second->program == it->second) {
+        dropped.push_back(m->second);
+        m = s->methods.erase(m);
+      } else {
+        ++m;
+      }
+    }
+    s->programs.erase(it);
+  }
+  for (auto& slot : dropped) {
+    std::lock_guard<std::timed_mutex> lock(slot->run_mu);
+    slot->method.reset();
+  }
+  return Status();
+}
+
+Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethodResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  std::shared_ptr<const RegisteredProgram> p;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    auto it = s->programs.find(req.program_id());
+    if (it == s->programs.end()) {
+      return not_found(
+          fmt::format("program_id {} is not one of this session's programs", req.program_id()));
+    }
+    p = it->second;
+  }
+  const std::string name = req.method_name().empty() ? "forward" : req.method_name();
+  auto method = Method::load(p->program, name);
+  if (!method.ok()) return method.status().with_context("method_name");
+  auto slot = std::make_shared<MethodSlot>();
+  slot->program = p;
+  slot->method = std::move(method).value();
+  to_proto(slot->method->meta(), *resp.mutable_meta());
+  ET_RETURN_IF_ERROR(prepare_outputs(*slot));
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (s->closed) return not_found("session: closed");
+  const uint64_t handle = s->next_id++;
+  s->methods[handle] = std::move(slot);
+  resp.set_method_handle(handle);
+  return Status();
+}
+
+Status ServiceCore::prepare_outputs(MethodSlot& slot) {
+  // Unplanned outputs get daemon memory; results are copied out of it on return.
+  Method& m = *slot.method;
+  slot.output_buffers.resize(m.num_outputs());
+  for (size_t i = 0; i < m.num_outputs(); ++i) {
+    const ValueMeta& o = m.meta().outputs[i];
+    if (o.tensor && !o.tensor->is_memory_planned && !m.output_is_input(i)) {
+      slot.output_buffers[i].resize(std::max<size_t>(o.tensor->nbytes, 1));
+      ET_RETURN_IF_ERROR(
+          m.set_output_buffer(i, slot.output_buffers[i].data(), slot.output_buffers[i].size()));
+    }
+  }
+  return Status();
+}
+
+Status ServiceCore::drop_method(const pb::DropMethodRequest& req) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  std::shared_ptr<MethodSlot> slot;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    auto it = s->methods.find(req.method_handle());
+    if (it == s->methods.end()) {
+      return not_found(fmt::format("method_handle {} is not one of this session's methods",
+                                   req.method_handle()));
+    }
+    slot = it->second;
+    s->methods.erase(it);
+  }
+  std::lock_guard<std::timed_mutex> lock(slot->run_mu);
+  slot->method.reset();
+  slot->inputs.clear();
+  return Status();
+}
+
+Result<std::shared_ptr<MethodSlot>> ServiceCore::method_for(Session& s, uint64_t handle) const {
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.methods.find(handle);
+  if (it == s.methods.end()) {
+    return not_found(fmt::format("method_handle {} is not one of this session's methods", handle));
+  }
+  return it->second;
+}
+
+Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>& fn) {
+  const auto deadline = std::chrono::steady_clock::now() + limits_.request_deadline;
+  std::unique_lock<std::timed_mutex> lock(slot.run_mu, deadline);
+  if (!lock.owns_lock()) {
+    return deadline_exceeded(
+        "deadline: the method stayed busy with another call past the request "
+        "deadline");
+  }
+  if (!slot.method) return not_found("method_handle: the method was dropped");
+  {
+    std::unique_lock<std::mutex> workers(run_mu_);
+    if (!run_cv_.wait_until(workers, deadline,
+                            [&] { return running_ < limits_.max_concurrent_runs; })) {
+      return deadline_exceeded("deadline: no worker became free before the request deadline");
+    }
+    ++running_;
+  }
+  Status status = fn();
+  {
+    std::lock_guard<std::mutex> workers(run_mu_);
+    --running_;
+  }
+  run_cv_.notify_one();
+  return status;
+}
+
+Status ServiceCore::bind_inputs(Session&, const std::shared_ptr<Session>& owner, MethodSlot& slot,
+                                const google::protobuf::RepeatedPtrField<pb::Value>& inputs,
+                                bool copy_inline) {
+  Method& m = *slot.method;
+  if (static_cast<size_t>(inputs.size()) != m.num_inputs()) {
+    return invalid_argument(
+        fmt::format("inputs: {} given, the method takes {}", inputs.size(), m.num_inputs()));
+  }
+  std::vector<DecodedInput> decoded(m.num_inputs());
+  const SegmentLookup lookup = segment_lookup(owner);
+  for (size_t i = 0; i < decoded.size(); ++i) {
+    ET_RETURN_IF_ERROR(
+        decode_input(i, inputs[static_cast<int>(i)], lookup, copy_inline, decoded[i]));
+  }
+  std::vector<InputValue> values;
+  for (const DecodedInput& d : decoded) values.push_back(d.value);
+  Status status = m.set_inputs(values);
+  slot.inputs = std::move(decoded);  // what the bound inputs point into stays alive
+  return status.with_context("inputs");
+}
+
+Status ServiceCore::execute_locked(MethodSlot& slot, uint64_t& micros) {
+  const auto start = std::chrono::steady_clock::now();
+  Status status = slot.method->execute();
+  micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count());
+  return status;
+}
+
+Status ServiceCore::collect_outputs(
+    const std::shared_ptr<Session>& s, MethodSlot& slot,
+    const google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements,
+    google::protobuf::RepeatedPtrField<pb::Value>& out) {
+  Method& m = *slot.method;
+  if (!placements.empty() && static_cast<size_t>(placements.size()) != m.num_outputs()) {
+    return invalid_argument(
+        fmt::format("placements: {} given for {} outputs (give none, or one "
+                    "per output)",
+                    placements.size(), m.num_outputs()));
+  }
+  const SegmentLookup lookup = segment_lookup(s);
+  for (size_t i = 0; i < m.num_outputs(); ++i) {
+    ET_ASSIGN_OR_RETURN(const Value* v, m.output(i));
+    const pb::OutputPlacement* where =
+        placements.empty() ? nullptr : &placements[static_cast<int>(i)];
+    ET_RETURN_IF_ERROR(encode_output(i, *v, where, lookup, *out.Add()));
+  }
+  return Status();
+}
+
+Status ServiceCore::set_inputs(const pb::SetInputsRequest& req) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
+  return with_method(*slot, [&] { return bind_inputs(*s, s, *slot, req.inputs(), true); });
+}
+
+Status ServiceCore::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
+  return with_method(*slot, [&] {
+    uint64_t micros = 0;
+    Status st = execute_locked(*slot, micros);
+    resp.set_execution_micros(micros);
+    return st;
+  });
+}
+
+Status ServiceCore::get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
+  return with_method(
+      *slot, [&] { return collect_outputs(s, *slot, req.placements(), *resp.mutable_outputs()); });
+}
+
+Status ServiceCore::run(const pb::RunRequest& req, pb::RunResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
+  return with_method(*slot, [&]() -> Status {
+    // Inline bytes are copied: an unplanned input stays bound to them after this call.
+    ET_RETURN_IF_ERROR(bind_inputs(*s, s, *slot, req.inputs(), true));
+    uint64_t micros = 0;
+    Status st = execute_locked(*slot, micros);
+    resp.set_execution_micros(micros);
+    if (st.ok()) st = collect_outputs(s, *slot, req.placements(), *resp.mutable_outputs());
+    return st;
+  });
+}
+
+Status ServiceCore::drop_segment(const pb::DropSegmentRequest& req) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  std::lock_guard<std::mutex> lock(s->mu);
+  auto it = s->segments.find(req.segment_id());
+  if (it == s->segments.end()) {
+    return not_found(
+        fmt::format("segment_id {} is not one of this session's segments", req.segment_id()));
+  }
+  // Methods whose inputs point into it keep the mapping alive until rebound.
+  s->segment_bytes -= it->second->size();
+  s->segments.erase(it);
+  return Status();
+}
+
+Status ServiceCore::server_status(pb::ServerStatusResponse& resp) const {
+  resp.set_version(kVersion);
+  resp.set_uptime_seconds(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
+          .count()));
+  std::vector<std::shared_ptr<Session>> sessions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [token, s] : sessions_) sessions.push_back(s);
+  }
+  uint64_t methods = 0, segments = 0, segment_bytes = 0;
+  for (const auto& s : sessions) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    methods += s->methods.size();
+    segments += s->segments.size();
+    segment_bytes += s->segment_bytes;
+  }
+  resp.set_sessions(sessions.size());
+  resp.set_programs(registry_.size());
+  resp.set_method_instances(methods);
+  resp.set_segments(segments);
+  resp.set_segment_bytes(segment_bytes);
+  resp.set_resident_bytes(resident_bytes());
+  resp.set_threads(static_cast<uint32_t>(ThreadPool::global().threads()));
+  return Status();
+}
+
+}  // namespace et::server

@@ -1,0 +1,101 @@
+// The daemon's service, independent of transport: sessions, the program registry,
+// segments, method instances and calls. Transports (server/grpc_service.cc, the
+// descriptor socket) adapt to it; errors are et::Status values, turned into protocol
+// codes in exactly one place (grpc_service.cc).
+//
+// Thread-safety: every method may be called from any thread. A session's requests may
+// arrive concurrently; one method instance runs on one thread at a time, different
+// instances in parallel (up to `max_concurrent_runs`).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "et_serverd.pb.h"
+#include "server/program_registry.h"
+#include "server/session.h"
+
+namespace et::server {
+
+struct ServiceLimits {
+  size_t max_sessions = 256;
+  size_t max_segment_bytes_per_session = size_t{4} << 30;
+  size_t max_program_bytes = size_t{2} << 30;
+  size_t max_concurrent_runs = 0;                      // 0: one per compute thread
+  std::chrono::milliseconds request_deadline{60'000};  // waiting for a busy method or worker
+};
+
+class ServiceCore {
+ public:
+  explicit ServiceCore(ServiceLimits limits, std::string fd_socket_path = "");
+  ~ServiceCore();
+
+  ProgramRegistry& registry() { return registry_; }
+  const std::string& fd_socket_path() const { return fd_socket_path_; }
+  static const char* version();
+
+  // Sessions. open_session fails with ResourceExhausted at max_sessions.
+  Result<std::shared_ptr<Session>> open_session(const std::string& client_name);
+  // Releases everything the session holds; waits for its running calls to finish.
+  void close_session(const std::shared_ptr<Session>& session);
+  // The session named by `token`; NotFound when none (or it closed).
+  Result<std::shared_ptr<Session>> find_session(const std::string& token) const;
+
+  // Segments (from the descriptor socket). Takes ownership of `fd` in every case.
+  Result<uint64_t> register_segment(const std::string& token, int fd);
+
+  // Stops accepting new calls (Unavailable) and new sessions; running calls finish.
+  void begin_shutdown() { shutting_down_ = true; }
+  bool shutting_down() const { return shutting_down_; }
+
+  // The calls of the protocol (proto/et_serverd.proto documents each).
+  Status load_program(const pb::LoadProgramRequest& req, pb::LoadProgramResponse& resp);
+  Status list_programs(const pb::ListProgramsRequest& req, pb::ListProgramsResponse& resp);
+  Status describe_program(const pb::DescribeProgramRequest& req, pb::DescribeProgramResponse& resp);
+  Status unload_program(const pb::UnloadProgramRequest& req);
+  Status load_method(const pb::LoadMethodRequest& req, pb::LoadMethodResponse& resp);
+  Status drop_method(const pb::DropMethodRequest& req);
+  Status set_inputs(const pb::SetInputsRequest& req);
+  Status execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp);
+  Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp);
+  Status run(const pb::RunRequest& req, pb::RunResponse& resp);
+  Status drop_segment(const pb::DropSegmentRequest& req);
+  Status server_status(pb::ServerStatusResponse& resp) const;
+
+ private:
+  Result<std::shared_ptr<Session>> session_for(const std::string& token) const;
+  Result<std::shared_ptr<MethodSlot>> method_for(Session& s, uint64_t handle) const;
+  SegmentLookup segment_lookup(const std::shared_ptr<Session>& s) const;
+  Status fill_program_info(const RegisteredProgram& p, uint64_t id, pb::ProgramInfo& out) const;
+  // Runs `fn` holding the slot's lock and a worker, waiting at most the deadline.
+  Status with_method(MethodSlot& slot, const std::function<Status()>& fn);
+  Status bind_inputs(Session& s, const std::shared_ptr<Session>& owner, MethodSlot& slot,
+                     const google::protobuf::RepeatedPtrField<pb::Value>& inputs, bool copy_inline);
+  Status prepare_outputs(MethodSlot& slot);
+  Status execute_locked(MethodSlot& slot, uint64_t& micros);
+  Status collect_outputs(const std::shared_ptr<Session>& s, MethodSlot& slot,
+                         const google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements,
+                         google::protobuf::RepeatedPtrField<pb::Value>& out);
+
+  ServiceLimits limits_;
+  std::string fd_socket_path_;
+  ProgramRegistry registry_;
+  std::atomic<bool> shutting_down_{false};
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Session>> sessions_;  // GUARDED_BY(mu_), by token
+  uint64_t next_session_ = 1;                                 // GUARDED_BY(mu_)
+
+  // Workers: at most limits_.max_concurrent_runs executions at once.
+  std::mutex run_mu_;
+  std::condition_variable run_cv_;
+  size_t running_ = 0;  // GUARDED_BY(run_mu_)
+};
+
+}  // namespace et::server

@@ -1,0 +1,25 @@
+#include "server/sha256.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace et::server {
+namespace {
+
+std::string hash(const std::string& s) {
+  return sha256_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+}
+
+TEST(Sha256, KnownVectors) {
+  // FIPS 180-4 examples, and lengths around the padding boundary.
+  EXPECT_EQ(hash(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hash("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(hash(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+}  // namespace
+}  // namespace et::server

@@ -1,0 +1,64 @@
+#include "server/unix_socket.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace et::server {
+
+std::string default_socket_path() {
+  if (const char* env = std::getenv("ETSERVER_SOCKET"); env && *env) return env;
+  if (const char* dir = std::getenv("XDG_RUNTIME_DIR"); dir && *dir) {
+    return std::string(dir) + "/et-serverd.sock";
+  }
+  return fmt::format("/tmp/et-serverd-{}.sock", getuid());
+}
+
+Status claim_socket_path(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status();
+    return io_error(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return failed_precondition(
+        fmt::format("{} exists and is not a socket; remove it or choose "
+                    "another --socket",
+                    path));
+  }
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) {
+    return invalid_argument(fmt::format("socket path {} is too long", path));
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  for (int type : {SOCK_STREAM, SOCK_SEQPACKET}) {
+    const int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+    if (fd < 0) return io_error(fmt::format("socket: {}", std::strerror(errno)));
+    const int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    const int err = errno;
+    close(fd);
+    if (rc == 0) {
+      return failed_precondition(fmt::format(
+          "another server is listening on {}; stop it first or choose another --socket", path));
+    }
+    if (err != ECONNREFUSED && err != EPROTOTYPE) {
+      return io_error(fmt::format("{}: {}", path, std::strerror(err)));
+    }
+  }
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return io_error(
+        fmt::format("cannot remove the stale socket {}: {}", path, std::strerror(errno)));
+  }
+  spdlog::warn("replaced a stale socket at {} (a previous daemon did not exit cleanly)", path);
+  return Status();
+}
+
+}  // namespace et::server

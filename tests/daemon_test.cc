@@ -1,0 +1,382 @@
+// et-serverd end to end: a real daemon process, real sockets, the test client.
+#include "tests/support/daemon.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace et::testing {
+namespace {
+
+const std::string kModels = ET_FIXTURES_DIR;
+
+std::vector<float> floats(const std::string& bytes) {
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+float max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  float worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  return worst;
+}
+
+// Loads `model` and its `forward`, returns the method handle.
+uint64_t load(TestClient& c, const std::string& model) {
+  std::string error;
+  const uint64_t program = c.load_program_file(kModels + "/" + model + ".pte", &error);
+  EXPECT_NE(program, 0u) << error;
+  const uint64_t method = c.load_method(program, "forward", &error);
+  EXPECT_NE(method, 0u) << error;
+  return method;
+}
+
+grpc::Status run(TestClient& c, uint64_t method, const std::string& model, pb::RunResponse& resp) {
+  pb::RunRequest req;
+  req.set_session(c.session());
+  req.set_method_handle(method);
+  *req.add_inputs()->mutable_tensor() = npy_tensor(kModels + "/" + model + "/forward.in0.npy");
+  grpc::ClientContext ctx;
+  return c.stub().Run(&ctx, req, &resp);
+}
+
+std::vector<float> expected(const std::string& model) {
+  return floats(npy_tensor(kModels + "/" + model + "/forward.out0.npy").inline_data());
+}
+
+TEST(Daemon, RunsAProgramAndMatchesEager) {
+  DaemonProcess daemon;
+  TestClient c(daemon.socket());
+  ASSERT_TRUE(c.connected()) << daemon.log();
+  EXPECT_EQ(c.session().size(), 32u);
+  const uint64_t method = load(c, "mlp");
+  pb::RunResponse resp;
+  grpc::Status s = run(c, method, "mlp", resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(resp.outputs_size(), 1);
+  EXPECT_LT(max_diff(floats(resp.outputs(0).tensor().inline_data()), expected("mlp")), 1e-5);
+  EXPECT_EQ(resp.outputs(0).tensor().dtype(), pb::FLOAT32);
+}
+
+TEST(Daemon, SeparateSetInputsExecuteGetOutputs) {
+  DaemonProcess daemon;
+  TestClient c(daemon.socket());
+  const uint64_t method = load(c, "cnn_xnnpack");
+  grpc::ClientContext early_ctx;
+  pb::ExecuteRequest ex;
+  ex.set_session(c.session());
+  ex.set_method_handle(method);
+  pb::ExecuteResponse ex_resp;
+  grpc::Status early = c.stub().Execute(&early_ctx, ex, &ex_resp);
+  EXPECT_EQ(early.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << early.error_message();
+
+  pb::SetInputsRequest set;
+  set.set_session(c.session());
+  set.set_method_handle(method);
+  *set.add_inputs()->mutable_tensor() = npy_tensor(kModels + "/cnn_xnnpack/forward.in0.npy");
+  pb::SetInputsResponse set_resp;
+  grpc::ClientContext set_ctx;
+  ASSERT_TRUE(c.stub().SetInputs(&set_ctx, set, &set_resp).ok());
+  grpc::ClientContext ex_ctx;
+  ASSERT_TRUE(c.stub().Execute(&ex_ctx, ex, &ex_resp).ok());
+  pb::GetOutputsRequest get;
+  get.set_session(c.session());
+  get.set_method_handle(method);
+  pb::GetOutputsResponse out;
+  grpc::ClientContext get_ctx;
+  ASSERT_TRUE(c.stub().GetOutputs(&get_ctx, get, &out).ok());
+  EXPECT_LT(max_diff(floats(out.outputs(0).tensor().inline_data()), expected("cnn_xnnpack")), 1e-5);
+}
+
+TEST(Daemon, BadInputsAreRefusedWithTheFieldNamed) {
+  DaemonProcess daemon;
+  TestClient c(daemon.socket());
+  const uint64_t method = load(c, "mlp");
+  pb::RunRequest req;
+  req.set_session(c.session());
+  req.set_method_handle(method);
+  pb::Tensor* t = req.add_inputs()->mutable_tensor();
+  *t = npy_tensor(kModels + "/mlp/forward.in0.npy");
+  t->set_dtype(pb::FLOAT64);  // wrong dtype: byte count no longer matches either
+  pb::RunResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = c.stub().Run(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("inputs[0]"), std::string::npos) << s.error_message();
+
+  t->set_dtype(pb::FLOAT32);
+  t->mutable_inline_data()->resize(8);
+  grpc::ClientContext ctx2;
+  s = c.stub().Run(&ctx2, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("inline_data has 8 bytes"), std::string::npos)
+      << s.error_message();
+
+  // The daemon still serves the session afterwards.
+  pb::RunResponse ok;
+  EXPECT_TRUE(run(c, method, "mlp", ok).ok());
+}
+
+TEST(Daemon, SessionsCannotUseEachOthersIds) {
+  DaemonProcess daemon;
+  TestClient a(daemon.socket()), b(daemon.socket());
+  const uint64_t method = load(a, "mlp");
+  auto seg = a.create_segment(4096);
+  ASSERT_NE(seg.id, 0u) << seg.error;
+
+  pb::RunRequest req;  // b names a's method
+  req.set_session(b.session());
+  req.set_method_handle(method);
+  pb::RunResponse resp;
+  grpc::ClientContext ctx;
+  EXPECT_EQ(b.stub().Run(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  pb::DropSegmentRequest drop;  // b names a's segment
+  drop.set_session(b.session());
+  drop.set_segment_id(seg.id);
+  pb::DropSegmentResponse drop_resp;
+  grpc::ClientContext ctx2;
+  EXPECT_EQ(b.stub().DropSegment(&ctx2, drop, &drop_resp).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  pb::LoadMethodRequest lm;  // b names a's program
+  lm.set_session(b.session());
+  lm.set_program_id(1);
+  pb::LoadMethodResponse lm_resp;
+  grpc::ClientContext ctx3;
+  EXPECT_EQ(b.stub().LoadMethod(&ctx3, lm, &lm_resp).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  req.set_session(std::string(32, '0'));  // a forged token
+  grpc::ClientContext ctx4;
+  grpc::Status forged = a.stub().Run(&ctx4, req, &resp);
+  EXPECT_EQ(forged.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(forged.error_message().find("session"), std::string::npos);
+}
+
+TEST(Daemon, ConcurrentSessionsOnDifferentAndSamePrograms) {
+  DaemonProcess daemon({"--threads", "2"});
+  const std::vector<std::string> models = {"mlp", "cnn_xnnpack", "mlp", "cnn"};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (const std::string& model : models) {
+    threads.emplace_back([&, model] {
+      TestClient c(daemon.socket());
+      const uint64_t method = load(c, model);
+      const std::vector<float> want = expected(model);
+      for (int i = 0; i < 20; ++i) {
+        pb::RunResponse resp;
+        if (!run(c, method, model, resp).ok() ||
+            max_diff(floats(resp.outputs(0).tensor().inline_data()), want) > 1e-4) {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // Programs are shared by content: mlp was loaded by two sessions, once.
+  EXPECT_NE(daemon.log().find("loaded"), std::string::npos);
+}
+
+TEST(Daemon, InputsAndOutputsThroughASegment) {
+  DaemonProcess daemon;
+  TestClient c(daemon.socket());
+  const uint64_t method = load(c, "mlp");
+  auto seg = c.create_segment(1 << 16);
+  ASSERT_NE(seg.id, 0u) << seg.error;
+  pb::Tensor in = npy_tensor(kModels + "/mlp/forward.in0.npy");
+  std::memcpy(seg.data, in.inline_data().data(), in.inline_data().size());
+  pb::RunRequest req;
+  req.set_session(c.session());
+  req.set_method_handle(method);
+  pb::Tensor* t = req.add_inputs()->mutable_tensor();
+  t->set_dtype(pb::FLOAT32);
+  *t->mutable_sizes() = in.sizes();
+  t->mutable_segment()->set_segment_id(seg.id);
+  t->mutable_segment()->set_offset(0);
+  t->mutable_segment()->set_length(in.inline_data().size());
+  pb::SegmentRange* out = req.add_placements()->mutable_segment();
+  out->set_segment_id(seg.id);
+  out->set_offset(8192);
+  out->set_length(4096);
+  pb::RunResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = c.stub().Run(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  const pb::Tensor& o = resp.outputs(0).tensor();
+  ASSERT_TRUE(o.has_segment());
+  EXPECT_EQ(o.segment().offset(), 8192u);
+  const std::vector<float> want = expected("mlp");
+  std::vector<float> got(want.size());
+  std::memcpy(got.data(), seg.data + 8192, got.size() * 4);
+  EXPECT_LT(max_diff(got, want), 1e-5);
+
+  // A reference past the segment's end.
+  t->mutable_segment()->set_offset((1 << 16) - 8);
+  grpc::ClientContext ctx2;
+  grpc::Status past = c.stub().Run(&ctx2, req, &resp);
+  EXPECT_EQ(past.error_code(), grpc::StatusCode::OUT_OF_RANGE) << past.error_message();
+  EXPECT_NE(past.error_message().find("inputs[0].segment"), std::string::npos);
+}
+
+TEST(Daemon, RefusesUnsealedSegmentsAndNonMemfds) {
+  DaemonProcess daemon;
+  TestClient c(daemon.socket());
+  auto unsealed = c.create_segment(4096, /*seal=*/false);
+  EXPECT_EQ(unsealed.id, 0u);
+  EXPECT_NE(unsealed.error.find("F_SEAL_SHRINK"), std::string::npos) << unsealed.error;
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  auto [code, message] = c.register_fd(p[0], c.session());
+  EXPECT_NE(code, 0u);
+  EXPECT_NE(message.find("memfd"), std::string::npos) << message;
+  auto [code2, message2] = c.register_fd(-1, c.session());  // no descriptor
+  EXPECT_NE(code2, 0u);
+  EXPECT_NE(message2.find("descriptors"), std::string::npos) << message2;
+  auto [code3, message3] = c.register_fd(p[0], std::string(32, 'f'));  // unknown session
+  EXPECT_NE(code3, 0u);
+  close(p[0]);
+  close(p[1]);
+}
+
+TEST(Daemon, SealedSegmentsCannotShrinkAndRewritesDuringCallsAreHarmless) {
+  DaemonProcess daemon;
+  TestClient c(daemon.socket());
+  const uint64_t method = load(c, "mobilenet_v2_xnnpack");
+  pb::Tensor in = npy_tensor(kModels + "/mobilenet_v2_xnnpack/forward.in0.npy");
+  auto seg = c.create_segment(in.inline_data().size());
+  ASSERT_NE(seg.id, 0u) << seg.error;
+  EXPECT_NE(ftruncate(seg.fd, 16), 0) << "the seal must stop shrinking";
+  std::atomic<bool> stop{false};
+  std::thread scribbler([&] {
+    uint8_t x = 0;
+    while (!stop) std::memset(seg.data, x++, seg.size);
+  });
+  for (int i = 0; i < 10; ++i) {
+    pb::RunRequest req;
+    req.set_session(c.session());
+    req.set_method_handle(method);
+    pb::Tensor* t = req.add_inputs()->mutable_tensor();
+    t->set_dtype(pb::FLOAT32);
+    *t->mutable_sizes() = in.sizes();
+    t->mutable_segment()->set_segment_id(seg.id);
+    t->mutable_segment()->set_length(seg.size);
+    pb::RunResponse resp;
+    grpc::ClientContext ctx;
+    (void)c.stub().Run(&ctx, req, &resp);  // numbers are garbage; the daemon must live
+  }
+  stop = true;
+  scribbler.join();
+  TestClient other(daemon.socket());
+  pb::ServerStatusResponse status;
+  grpc::ClientContext ctx;
+  EXPECT_TRUE(other.stub().ServerStatus(&ctx, {}, &status).ok()) << daemon.log();
+}
+
+TEST(Daemon, KilledClientsReleaseEverything) {
+  DaemonProcess daemon;
+  TestClient observer(daemon.socket());
+  auto status = [&] {
+    pb::ServerStatusResponse s;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(observer.stub().ServerStatus(&ctx, {}, &s).ok());
+    return s;
+  };
+  auto kill_one = [&](int delay_ms) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const std::string model = kModels + "/cnn_xnnpack.pte";
+      const std::string input = kModels + "/cnn_xnnpack/forward.in0.npy";
+      execl(ET_DAEMON_RUN_PATH, ET_DAEMON_RUN_PATH, "--socket", daemon.socket().c_str(),
+            model.c_str(), "--input", input.c_str(), "--calls", "1000000", "--via-segments",
+            "--output-dir", "/tmp", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+  };
+  for (int i = 0; i < 10; ++i) kill_one(150);  // warm up allocator pools
+  // Wait for the daemon to notice the last kill.
+  for (int i = 0; i < 100 && status().sessions() > 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const long baseline = daemon.rss_kb();
+  for (int i = 0; i < 100; ++i) kill_one(50 + (i % 5) * 30);
+  for (int i = 0; i < 200 && status().sessions() > 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const pb::ServerStatusResponse after = status();
+  EXPECT_EQ(after.sessions(), 1u) << "only the observer's session is left";
+  EXPECT_EQ(after.method_instances(), 0u);
+  EXPECT_EQ(after.segments(), 0u);
+  const long grown = daemon.rss_kb() - baseline;
+  std::printf("daemon RSS after 100 SIGKILLed clients: %ld KiB baseline, %+ld KiB\n", baseline,
+              grown);
+  EXPECT_LT(grown, 16 * 1024) << "RSS grew by " << grown << " KiB over 100 killed clients";
+  // Nothing named in /dev/shm: segments are memfds.
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+    EXPECT_EQ(e.path().filename().string().find("et-"), std::string::npos) << e.path();
+  }
+}
+
+TEST(Daemon, SigtermExitsCleanlyAndRemovesTheSocket) {
+  DaemonProcess daemon;
+  { TestClient c(daemon.socket()); }
+  EXPECT_EQ(daemon.stop(), 0);
+  EXPECT_FALSE(std::filesystem::exists(daemon.socket()));
+  EXPECT_FALSE(std::filesystem::exists(daemon.socket() + ".fd"));
+}
+
+TEST(Daemon, ReplacesAStaleSocketButNotALiveOne) {
+  char tmpl[] = "/tmp/et-stale-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string path = dir + "/s.sock";
+  {  // a socket file nobody listens on, as a crashed daemon leaves
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    close(fd);
+  }
+  DaemonProcess live({"--socket", path});
+  EXPECT_NE(live.log().find("stale"), std::string::npos) << live.log();
+  TestClient c(path);
+  EXPECT_TRUE(c.connected());
+
+  const pid_t second = fork();
+  if (second == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    dup2(devnull, 1);
+    execl(ET_SERVERD_PATH, ET_SERVERD_PATH, "--socket", path.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(second, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << "a second daemon must refuse the socket";
+  TestClient still(path);
+  EXPECT_TRUE(still.connected()) << "the live daemon keeps its socket";
+  live.stop();
+  rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace et::testing

@@ -1,0 +1,251 @@
+#include "tests/support/daemon.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "server/fd_protocol.h"
+#include "tools/npy.h"
+
+namespace et::testing {
+namespace {
+
+std::string serverd_path() {
+  if (const char* p = std::getenv("ET_SERVERD_PATH")) return p;
+  return ET_SERVERD_PATH;
+}
+
+bool can_connect(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+DaemonProcess::DaemonProcess(std::vector<std::string> args) {
+  char tmpl[] = "/tmp/et-serverd-test-XXXXXX";
+  dir_ = mkdtemp(tmpl);
+  socket_ = dir_ + "/s.sock";
+  log_path_ = dir_ + "/daemon.log";
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--socket") socket_ = args[i + 1];  // the test chose the path
+  }
+  std::vector<std::string> argv = {serverd_path(), "--socket", socket_, "--log-level", "debug"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    const int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(log, 1);
+    dup2(log, 2);
+    std::vector<char*> c;
+    for (auto& a : argv) c.push_back(a.data());
+    c.push_back(nullptr);
+    execv(c[0], c.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 600; ++i) {  // up to 30 s (sanitizer builds start slowly)
+    if (can_connect(socket_)) return;
+    int status;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error("et-serverd exited at start:\n" + log());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("et-serverd did not start listening:\n" + log());
+}
+
+DaemonProcess::~DaemonProcess() {
+  if (pid_ > 0) stop();
+  std::remove(log_path_.c_str());
+  std::remove(socket_.c_str());
+  std::remove((socket_ + ".fd").c_str());
+  rmdir(dir_.c_str());
+}
+
+int DaemonProcess::stop() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+long DaemonProcess::rss_kb() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  std::string key;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      long kb;
+      in >> kb;
+      return kb;
+    }
+    in.ignore(1 << 16, '\n');
+  }
+  return -1;
+}
+
+std::string DaemonProcess::log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TestClient::TestClient(const std::string& socket) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  args.SetMaxSendMessageSize(256 << 20);
+  channel_ = grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  stub_ = pb::EtServer::NewStub(channel_);
+  stream_ = stub_->OpenSession(&session_ctx_);
+  pb::SessionServerMessage welcome;
+  if (stream_->Read(&welcome)) {
+    session_ = welcome.session();
+    fd_socket_ = welcome.fd_socket();
+  }
+}
+
+TestClient::~TestClient() {
+  close_session();
+  for (Segment& s : segments_) {
+    if (s.data) munmap(s.data, s.size);
+    if (s.fd >= 0) close(s.fd);
+  }
+}
+
+void TestClient::close_session() {
+  if (!stream_) return;
+  stream_->WritesDone();
+  (void)stream_->Finish();
+  stream_.reset();
+}
+
+std::pair<uint32_t, std::string> TestClient::register_fd(int fd, const std::string& token) {
+  const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, fd_socket_.c_str(), sizeof(addr.sun_path) - 1);
+  if (connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(sock);
+    return {9999, std::string("connect: ") + std::strerror(errno)};
+  }
+  server::FdRequest req{};
+  std::memcpy(req.magic, server::kFdMagic, 4);
+  req.version = server::kFdVersion;
+  req.kind = server::kFdRegisterSegment;
+  std::memcpy(req.session, token.data(), std::min<size_t>(token.size(), sizeof(req.session)));
+  iovec iov{&req, sizeof(req)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  server::FdReply reply{};
+  if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ||
+      recv(sock, &reply, sizeof(reply), 0) != sizeof(reply)) {
+    close(sock);
+    return {9998, "descriptor socket: no reply"};
+  }
+  close(sock);
+  if (reply.code == 0) return {0, std::to_string(reply.id)};
+  return {reply.code, reply.message};
+}
+
+TestClient::Segment TestClient::create_segment(size_t bytes, bool seal) {
+  Segment s;
+  s.fd = memfd_create("et-test-segment", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  s.size = bytes;
+  if (ftruncate(s.fd, static_cast<off_t>(bytes)) != 0) s.error = "ftruncate failed";
+  if (seal) fcntl(s.fd, F_ADD_SEALS, F_SEAL_SHRINK);
+  s.data = static_cast<uint8_t*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd, 0));
+  auto [code, text] = register_fd(s.fd, session_);
+  if (code == 0) {
+    s.id = std::stoull(text);
+  } else {
+    s.error = text;
+  }
+  segments_.push_back(s);
+  return s;
+}
+
+uint64_t TestClient::load_program_file(const std::string& path, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  pb::LoadProgramRequest req;
+  req.set_session(session_);
+  req.set_program_bytes(bytes);
+  pb::LoadProgramResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = stub_->LoadProgram(&ctx, req, &resp);
+  if (!s.ok()) {
+    if (error) *error = s.error_message();
+    return 0;
+  }
+  return resp.program_id();
+}
+
+uint64_t TestClient::load_method(uint64_t program, const std::string& name, std::string* error) {
+  pb::LoadMethodRequest req;
+  req.set_session(session_);
+  req.set_program_id(program);
+  req.set_method_name(name);
+  pb::LoadMethodResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = stub_->LoadMethod(&ctx, req, &resp);
+  if (!s.ok()) {
+    if (error) *error = s.error_message();
+    return 0;
+  }
+  return resp.method_handle();
+}
+
+pb::Tensor npy_tensor(const std::string& path) {
+  auto a = tools::read_npy(path);
+  if (!a.ok()) throw std::runtime_error(a.status().to_string());
+  pb::Tensor t;
+  static const std::pair<ScalarType, pb::DataType> kTypes[] = {
+      {ScalarType::kByte, pb::UINT8},    {ScalarType::kChar, pb::INT8},
+      {ScalarType::kShort, pb::INT16},   {ScalarType::kInt, pb::INT32},
+      {ScalarType::kLong, pb::INT64},    {ScalarType::kHalf, pb::FLOAT16},
+      {ScalarType::kFloat, pb::FLOAT32}, {ScalarType::kDouble, pb::FLOAT64},
+      {ScalarType::kBool, pb::BOOL},     {ScalarType::kBFloat16, pb::BFLOAT16}};
+  for (auto [st, pt] : kTypes) {
+    if (st == a->dtype) t.set_dtype(pt);
+  }
+  for (int64_t s : a->shape) t.add_sizes(s);
+  t.set_inline_data(a->data.data(), a->data.size());
+  return t;
+}
+
+std::vector<uint8_t> tensor_bytes(const pb::Tensor& t) {
+  return {t.inline_data().begin(), t.inline_data().end()};
+}
+
+}  // namespace et::testing

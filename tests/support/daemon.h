@@ -1,0 +1,86 @@
+// End-to-end test helpers: an et-serverd child process on a private socket, and a
+// minimal client (gRPC stub, a held session stream, memfd segments) standing in for
+// libetclient until the client issues land.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "et_serverd.grpc.pb.h"
+
+namespace et::testing {
+
+namespace pb = ::etserver::v1;
+
+// A daemon started for one test, stopped (SIGTERM) and waited for on destruction.
+class DaemonProcess {
+ public:
+  // Starts build/server/et-serverd (ET_SERVERD_PATH) with `args` on a fresh socket
+  // in a temporary directory, and waits until it accepts connections.
+  explicit DaemonProcess(std::vector<std::string> args = {});
+  ~DaemonProcess();
+
+  const std::string& socket() const { return socket_; }
+  pid_t pid() const { return pid_; }
+  // Sends SIGTERM and returns the exit status (as from waitpid's WEXITSTATUS, or -1).
+  int stop();
+  // Resident set size of the daemon in KiB.
+  long rss_kb() const;
+  // The daemon's log so far.
+  std::string log() const;
+
+ private:
+  std::string dir_, socket_, log_path_;
+  pid_t pid_ = -1;
+};
+
+class TestClient {
+ public:
+  explicit TestClient(const std::string& socket);
+  ~TestClient();  // closes the session
+
+  pb::EtServer::Stub& stub() { return *stub_; }
+  const std::string& session() const { return session_; }
+  const std::string& fd_socket() const { return fd_socket_; }
+  bool connected() const { return !session_.empty(); }
+
+  // A sealed memfd of `bytes` bytes registered with the daemon; returns its id and
+  // keeps the fd (for writing through `data`). On failure returns 0 and sets `error`.
+  struct Segment {
+    uint64_t id = 0;
+    int fd = -1;
+    uint8_t* data = nullptr;
+    size_t size = 0;
+    std::string error;
+  };
+  Segment create_segment(size_t bytes, bool seal = true);
+  // Sends an arbitrary descriptor for registration (for refusal tests).
+  std::pair<uint32_t, std::string> register_fd(int fd, const std::string& token);
+
+  // Loads `path`'s bytes inline; returns the program id (0 and `error` on failure).
+  uint64_t load_program_file(const std::string& path, std::string* error = nullptr);
+  uint64_t load_method(uint64_t program, const std::string& name, std::string* error = nullptr);
+
+  void close_session();
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<pb::EtServer::Stub> stub_;
+  grpc::ClientContext session_ctx_;
+  std::unique_ptr<grpc::ClientReaderWriter<pb::SessionClientMessage, pb::SessionServerMessage>>
+      stream_;
+  std::string session_, fd_socket_;
+  std::vector<Segment> segments_;
+};
+
+// An .npy file as a protocol tensor (inline bytes).
+pb::Tensor npy_tensor(const std::string& path);
+// Float32 or any dtype: bytes of a tensor value returned inline.
+std::vector<uint8_t> tensor_bytes(const pb::Tensor& t);
+
+}  // namespace et::testing
