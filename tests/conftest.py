@@ -18,9 +18,9 @@ def manifest() -> dict:
     return json.loads((MODELS / "manifest.json").read_text())
 
 
-def built_tool(name: str) -> Path:
+def built_tool(name: str, folder: str = "tools") -> Path:
     """A tool from the CMake build; a missing build is a failure, not a skip."""
-    path = BUILD / "tools" / name
+    path = BUILD / folder / name
     if not path.exists():
         pytest.fail(f"{path} is missing: build first (scripts/build), or set ET_BUILD_DIR")
     return path
@@ -39,7 +39,8 @@ def pytest_terminal_summary(terminalreporter):
     """How many fixture methods et-run matched, and how many it refused and why."""
     import sys
 
-    module = sys.modules.get("test_et_run")
-    if module is not None and any(module.OUTCOMES.values()):
-        counts = ", ".join(f"{n} {what}" for what, n in module.OUTCOMES.items())
-        terminalreporter.write_line(f"et-run over the fixtures: {counts}")
+    for name, label in (("test_et_run", "et-run"), ("test_daemon_fixtures", "et-serverd")):
+        module = sys.modules.get(name)
+        if module is not None and any(module.OUTCOMES.values()):
+            counts = ", ".join(f"{n} {what}" for what, n in module.OUTCOMES.items())
+            terminalreporter.write_line(f"{label} over the fixtures: {counts}")

@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
         v->set_int_value(a->dtype == et::ScalarType::kLong
                              ? *reinterpret_cast<const int64_t*>(a->data.data())
                              : *reinterpret_cast<const int32_t*>(a->data.data()));
-      else if (kind == "double")
+      else if (kind == "float")
         v->set_double_value(a->dtype == et::ScalarType::kDouble
                                 ? *reinterpret_cast<const double*>(a->data.data())
                                 : *reinterpret_cast<const float*>(a->data.data()));
