@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "server/fd_protocol.h"
+#include "server/sha256.h"
 #include "tools/npy.h"
 
 namespace et::testing {
@@ -198,12 +199,22 @@ TestClient::Segment TestClient::create_segment(size_t bytes, bool seal) {
 uint64_t TestClient::load_program_file(const std::string& path, std::string* error) {
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // By hash first: the bytes travel only when the daemon lacks them.
   pb::LoadProgramRequest req;
   req.set_session(session_);
-  req.set_program_bytes(bytes);
+  req.set_sha256(
+      server::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
   pb::LoadProgramResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = stub_->LoadProgram(&ctx, req, &resp);
+  grpc::Status s;
+  {
+    grpc::ClientContext ctx;
+    s = stub_->LoadProgram(&ctx, req, &resp);
+  }
+  if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+    req.set_program_bytes(bytes);
+    grpc::ClientContext ctx;
+    s = stub_->LoadProgram(&ctx, req, &resp);
+  }
   if (!s.ok()) {
     if (error) *error = s.error_message();
     return 0;
