@@ -23,15 +23,21 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--socket") socket = next();
-    else if (a == "--input") input = next();
-    else if (a == "--iterations") iterations = std::stoi(next());
-    else if (a == "--warmup") warmup = std::stoi(next());
-    else model = a;
+    if (a == "--socket")
+      socket = next();
+    else if (a == "--input")
+      input = next();
+    else if (a == "--iterations")
+      iterations = std::stoi(next());
+    else if (a == "--warmup")
+      warmup = std::stoi(next());
+    else
+      model = a;
   }
   if (socket.empty() || model.empty() || input.empty()) {
-    std::fprintf(stderr, "usage: daemon-latency --socket PATH MODEL.pte --input FILE.npy "
-                         "[--iterations N] [--warmup N]\n");
+    std::fprintf(stderr,
+                 "usage: daemon-latency --socket PATH MODEL.pte --input FILE.npy "
+                 "[--iterations N] [--warmup N]\n");
     return 2;
   }
   et::testing::TestClient client(socket);

@@ -1,6 +1,7 @@
 #include "server/program_registry.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <fstream>
 #include <iterator>
@@ -9,6 +10,10 @@
 #include "server/sha256.h"
 
 namespace et::server {
+
+RegisteredProgram::~RegisteredProgram() {
+  if (program) spdlog::info("program {} unloaded (no session holds it)", sha256.substr(0, 12));
+}
 
 std::shared_ptr<const RegisteredProgram> ProgramRegistry::find(const std::string& sha256) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -26,25 +31,39 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
   return it == preloaded_.end() ? nullptr : it->second;
 }
 
-Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistry::add(
-    std::span<const uint8_t> bytes, const std::string& expected_sha256) {
-  // Copy first, then hash the copy: bytes in a client's segment may change under us.
+namespace {
+
+// Parses `bytes` (copied first: bytes in a client's segment may change under us) into
+// an entry named by the copy's hash.
+Result<std::shared_ptr<RegisteredProgram>> load_entry(std::span<const uint8_t> bytes,
+                                                      const std::string& expected_sha256) {
   std::shared_ptr<const ProgramBytes> program_bytes = ProgramBytes::copy_of(bytes);
   const std::string sha = sha256_hex(program_bytes->bytes());
   if (!expected_sha256.empty() && expected_sha256 != sha) {
     return invalid_argument(
         fmt::format("sha256: the program's bytes hash to {}, not {}", sha, expected_sha256));
   }
-  if (auto held = find(sha)) return std::make_pair(held, true);
-  // Parse outside the lock: loading a large program must not stall other sessions.
   ET_ASSIGN_OR_RETURN(std::shared_ptr<const Program> program, Program::load(program_bytes));
   auto entry = std::make_shared<RegisteredProgram>();
   entry->sha256 = sha;
   entry->size_bytes = program_bytes->bytes().size();
   entry->program = std::move(program);
+  return entry;
+}
+
+}  // namespace
+
+Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistry::add(
+    std::span<const uint8_t> bytes, const std::string& expected_sha256) {
+  if (!expected_sha256.empty()) {
+    if (auto held = find(expected_sha256)) return std::make_pair(held, true);
+  }
+  // Parse outside the lock: loading a large program must not stall other sessions.
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(bytes, expected_sha256));
   std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = by_hash_[sha];
-  if (auto raced = slot.lock()) return std::make_pair(raced, true);  // another session won
+  auto& slot = by_hash_[entry->sha256];
+  if (auto held = slot.lock())
+    return std::make_pair(held, true);  // already (or concurrently) loaded
   slot = entry;
   return std::make_pair(std::shared_ptr<const RegisteredProgram>(entry), false);
 }
@@ -53,8 +72,7 @@ Status ProgramRegistry::preload(const std::string& path, const std::string& name
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error(fmt::format("cannot read {}", path));
   std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  ET_ASSIGN_OR_RETURN(auto added, add(bytes, ""));
-  auto entry = std::make_shared<RegisteredProgram>(*added.first);
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(bytes, ""));
   entry->name = name;
   std::lock_guard<std::mutex> lock(mu_);
   preloaded_[name] = entry;

@@ -16,6 +16,7 @@
 namespace et::server {
 
 struct RegisteredProgram {
+  ~RegisteredProgram();  // logs the unload
   std::string sha256;
   std::string name;  // preloaded file name, or empty
   size_t size_bytes = 0;

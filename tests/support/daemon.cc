@@ -111,11 +111,12 @@ std::string DaemonProcess::log() const {
   return ss.str();
 }
 
-TestClient::TestClient(const std::string& socket) {
+TestClient::TestClient(const std::string& socket, const std::string& tcp_address) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(256 << 20);
-  channel_ = grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(tcp_address.empty() ? "unix:" + socket : tcp_address,
+                                       grpc::InsecureChannelCredentials(), args);
   stub_ = pb::EtServer::NewStub(channel_);
   stream_ = stub_->OpenSession(&session_ctx_);
   pb::SessionServerMessage welcome;

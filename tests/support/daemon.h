@@ -41,7 +41,8 @@ class DaemonProcess {
 
 class TestClient {
  public:
-  explicit TestClient(const std::string& socket);
+  // Connects to the Unix socket `socket`, or to `tcp_address` (HOST:PORT) when given.
+  explicit TestClient(const std::string& socket, const std::string& tcp_address = "");
   ~TestClient();  // closes the session
 
   pb::EtServer::Stub& stub() { return *stub_; }
