@@ -59,7 +59,7 @@ bool handle(int conn, ServiceCore& core) {
   if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
     return refuse(invalid_argument("descriptor socket: truncated request or too many descriptors"));
   }
-  if (req.version != kFdVersion || req.kind != kFdRegisterSegment) {
+  if (req.version != kFdVersion || (req.kind != kFdRegisterSegment && req.kind != kFdLoadProgram)) {
     return refuse(not_supported(
         fmt::format("descriptor socket: version {} kind {} unknown", req.version, req.kind)));
   }
@@ -67,7 +67,9 @@ bool handle(int conn, ServiceCore& core) {
     return refuse(invalid_argument(
         fmt::format("descriptor socket: {} descriptors attached, send exactly one", fds.size())));
   }
-  auto id = core.register_segment(std::string(req.session, sizeof(req.session)), fds[0]);
+  const std::string token(req.session, sizeof(req.session));
+  auto id = req.kind == kFdRegisterSegment ? core.register_segment(token, fds[0])
+                                           : core.load_program_fd(token, fds[0]);
   send_reply(conn, id.status(), id.ok() ? *id : 0);
   return true;
 }

@@ -9,7 +9,8 @@ namespace et::server {
 // Wire format constants (docs/protocol.md).
 inline constexpr char kFdMagic[4] = {'E', 'T', 'F', 'D'};
 inline constexpr uint16_t kFdVersion = 1;
-inline constexpr uint16_t kFdRegisterSegment = 1;
+inline constexpr uint16_t kFdRegisterSegment = 1;  // a memfd: reply's id is a segment id
+inline constexpr uint16_t kFdLoadProgram = 2;      // an open .pte file: reply's id is a program id
 struct FdRequest {
   char magic[4];
   uint16_t version;

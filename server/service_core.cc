@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -146,6 +147,52 @@ Result<uint64_t> ServiceCore::register_segment(const std::string& token, int fd)
   return id;
 }
 
+Result<uint64_t> ServiceCore::attach_program(Session& s,
+                                             std::shared_ptr<const RegisteredProgram> program,
+                                             bool* already_attached) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.closed) return not_found("session: closed");
+  for (const auto& [pid, held] : s.programs) {
+    if (held == program) {
+      if (already_attached) *already_attached = true;
+      return pid;
+    }
+  }
+  const uint64_t id = s.next_id++;
+  s.programs[id] = std::move(program);
+  return id;
+}
+
+Result<uint64_t> ServiceCore::load_program_fd(const std::string& token, int fd) {
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(token));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return invalid_argument("program file: the descriptor is not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > limits_.max_program_bytes) {
+    return resource_exhausted(fmt::format("program file: {} bytes is over the limit of {}",
+                                          st.st_size, limits_.max_program_bytes));
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = pread(fd, bytes.data() + got, bytes.size() - got, static_cast<off_t>(got));
+    if (n <= 0) return io_error("program file: read failed or the file shrank");
+    got += static_cast<size_t>(n);
+  }
+  auto added = registry_.add(bytes, "");
+  if (!added.ok()) return added.status().with_context("program file");
+  if (!added->second) {
+    spdlog::info("program {} loaded ({} bytes, from a file) by session {}",
+                 added->first->sha256.substr(0, 12), added->first->size_bytes, s->number);
+  }
+  return attach_program(*s, added->first);
+}
+
 SegmentLookup ServiceCore::segment_lookup(const std::shared_ptr<Session>& s) const {
   return [s](uint64_t id) -> Result<std::shared_ptr<Segment>> {
     std::lock_guard<std::mutex> lock(s->mu);
@@ -228,24 +275,11 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
       break;
     }
   }
-  uint64_t id;
-  {
-    std::lock_guard<std::mutex> lock(s->mu);
-    if (s->closed) return not_found("session: closed");
-    for (const auto& [pid, held] : s->programs) {
-      if (held == program) {
-        resp.set_program_id(pid);
-        resp.set_sha256(program->sha256);
-        resp.set_already_loaded(true);
-        return fill_program_info(*program, pid, *resp.mutable_info());
-      }
-    }
-    id = s->next_id++;
-    s->programs[id] = program;
-  }
+  bool attached = false;
+  ET_ASSIGN_OR_RETURN(uint64_t id, attach_program(*s, program, &attached));
   resp.set_program_id(id);
   resp.set_sha256(program->sha256);
-  resp.set_already_loaded(existed);
+  resp.set_already_loaded(existed || attached);
   return fill_program_info(*program, id, *resp.mutable_info());
 }
 

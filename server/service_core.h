@@ -48,6 +48,10 @@ class ServiceCore {
 
   // Segments (from the descriptor socket). Takes ownership of `fd` in every case.
   Result<uint64_t> register_segment(const std::string& token, int fd);
+  // Loading "by path": the client opens the file itself and hands over the descriptor,
+  // so the daemon reads only what the caller could read. Returns the session's program
+  // id. Takes ownership of `fd`.
+  Result<uint64_t> load_program_fd(const std::string& token, int fd);
 
   // Stops accepting new calls (Unavailable) and new sessions; running calls finish.
   void begin_shutdown() { shutting_down_ = true; }
@@ -71,6 +75,9 @@ class ServiceCore {
   Result<std::shared_ptr<Session>> session_for(const std::string& token) const;
   Result<std::shared_ptr<MethodSlot>> method_for(Session& s, uint64_t handle) const;
   SegmentLookup segment_lookup(const std::shared_ptr<Session>& s) const;
+  // Adds `program` to the session (once); returns its id there.
+  Result<uint64_t> attach_program(Session& s, std::shared_ptr<const RegisteredProgram> program,
+                                  bool* already_attached = nullptr);
   Status fill_program_info(const RegisteredProgram& p, uint64_t id, pb::ProgramInfo& out) const;
   // Runs `fn` holding the slot's lock and a worker, waiting at most the deadline.
   Status with_method(MethodSlot& slot, const std::function<Status()>& fn);

@@ -279,6 +279,28 @@ TEST(Daemon, LoadsALargeProgramFromASegmentAndSharesItByHash) {
   EXPECT_NE(missing.error_message().find("send its bytes"), std::string::npos);
 }
 
+TEST(Daemon, LoadsByPathThroughTheCallersOwnDescriptor) {
+  DaemonProcess daemon;
+  TestClient c(daemon.socket());
+  const int fd = open((kModels + "/mlp.pte").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  auto [code, id] = c.register_fd(fd, c.session(), 2);
+  close(fd);
+  ASSERT_EQ(code, 0u) << id;
+  std::string error;
+  const uint64_t method = c.load_method(std::stoull(id), "forward", &error);
+  ASSERT_NE(method, 0u) << error;
+  pb::RunResponse resp;
+  ASSERT_TRUE(run(c, method, "mlp", resp).ok());
+  EXPECT_LT(max_diff(floats(resp.outputs(0).tensor().inline_data()), expected("mlp")), 1e-5);
+
+  const int dir = open(kModels.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  auto [dir_code, dir_message] = c.register_fd(dir, c.session(), 2);
+  close(dir);
+  EXPECT_NE(dir_code, 0u);
+  EXPECT_NE(dir_message.find("not a regular file"), std::string::npos) << dir_message;
+}
+
 TEST(Daemon, ServesTcpWhenAsked) {
   const std::string address = "127.0.0.1:" + std::to_string(40000 + getpid() % 20000);
   DaemonProcess daemon({"--listen", address});

@@ -141,7 +141,8 @@ void TestClient::close_session() {
   stream_.reset();
 }
 
-std::pair<uint32_t, std::string> TestClient::register_fd(int fd, const std::string& token) {
+std::pair<uint32_t, std::string> TestClient::register_fd(int fd, const std::string& token,
+                                                         uint16_t kind) {
   const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -153,7 +154,7 @@ std::pair<uint32_t, std::string> TestClient::register_fd(int fd, const std::stri
   server::FdRequest req{};
   std::memcpy(req.magic, server::kFdMagic, 4);
   req.version = server::kFdVersion;
-  req.kind = server::kFdRegisterSegment;
+  req.kind = kind;
   std::memcpy(req.session, token.data(), std::min<size_t>(token.size(), sizeof(req.session)));
   iovec iov{&req, sizeof(req)};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};

@@ -60,8 +60,9 @@ class TestClient {
     std::string error;
   };
   Segment create_segment(size_t bytes, bool seal = true);
-  // Sends an arbitrary descriptor for registration (for refusal tests).
-  std::pair<uint32_t, std::string> register_fd(int fd, const std::string& token);
+  // Sends a descriptor on the descriptor socket (kind: 1 segment, 2 program file);
+  // returns the reply's code and its id (as text) or error message.
+  std::pair<uint32_t, std::string> register_fd(int fd, const std::string& token, uint16_t kind = 1);
 
   // Loads `path`'s bytes inline; returns the program id (0 and `error` on failure).
   uint64_t load_program_file(const std::string& path, std::string* error = nullptr);
