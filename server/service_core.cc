@@ -99,9 +99,10 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
   }
   // Wait for running calls of the session's methods, then free them.
   for (auto& [handle, slot] : methods) {
-    std::lock_guard<std::timed_mutex> lock(slot->run_mu);
-    slot->method.reset();
-    slot->inputs.clear();
+    slot->when_idle([&] {
+      slot->method.reset();
+      slot->inputs.clear();
+    });
   }
   spdlog::info("session {} closed: released {} method(s), {} segment(s), {} program(s)", s->number,
                methods.size(), segments.size(), programs.size());
@@ -334,8 +335,7 @@ Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
     s->programs.erase(it);
   }
   for (auto& slot : dropped) {
-    std::lock_guard<std::timed_mutex> lock(slot->run_mu);
-    slot->method.reset();
+    slot->when_idle([&] { slot->method.reset(); });
   }
   return Status();
 }
@@ -396,9 +396,10 @@ Status ServiceCore::drop_method(const pb::DropMethodRequest& req) {
     slot = it->second;
     s->methods.erase(it);
   }
-  std::lock_guard<std::timed_mutex> lock(slot->run_mu);
-  slot->method.reset();
-  slot->inputs.clear();
+  slot->when_idle([&] {
+    slot->method.reset();
+    slot->inputs.clear();
+  });
   return Status();
 }
 
@@ -413,17 +414,28 @@ Result<std::shared_ptr<MethodSlot>> ServiceCore::method_for(Session& s, uint64_t
 
 Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>& fn) {
   const auto deadline = std::chrono::steady_clock::now() + limits_.request_deadline;
-  std::unique_lock<std::timed_mutex> lock(slot.run_mu, deadline);
-  if (!lock.owns_lock()) {
-    return deadline_exceeded(
-        "deadline: the method stayed busy with another call past the request "
-        "deadline");
+  {
+    std::unique_lock<std::mutex> lock(slot.mu);
+    if (!slot.freed.wait_until(lock, deadline, [&] { return !slot.busy; })) {
+      return deadline_exceeded(
+          "deadline: the method stayed busy with another call past the request deadline");
+    }
+    if (!slot.method) return not_found("method_handle: the method was dropped");
+    slot.busy = true;
   }
-  if (!slot.method) return not_found("method_handle: the method was dropped");
+  auto release_slot = [&] {
+    {
+      std::lock_guard<std::mutex> lock(slot.mu);
+      slot.busy = false;
+    }
+    slot.freed.notify_all();
+  };
   {
     std::unique_lock<std::mutex> workers(run_mu_);
     if (!run_cv_.wait_until(workers, deadline,
                             [&] { return running_ < limits_.max_concurrent_runs; })) {
+      workers.unlock();
+      release_slot();
       return deadline_exceeded("deadline: no worker became free before the request deadline");
     }
     ++running_;
@@ -434,6 +446,7 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
     --running_;
   }
   run_cv_.notify_one();
+  release_slot();
   return status;
 }
 

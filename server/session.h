@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -17,14 +18,28 @@
 
 namespace et::server {
 
-// A method instance and what its bound inputs point into. `run_mu` makes sure one
-// instance never runs on two threads at once.
+// A method instance and what its bound inputs point into. One call at a time holds
+// the slot (`busy`), so an instance never runs on two threads at once; others wait on
+// `freed` up to their deadline. (A flag and a condition variable rather than a timed
+// mutex: ThreadSanitizer does not model timed locks and would report false errors.)
 struct MethodSlot {
-  std::timed_mutex run_mu;
-  std::unique_ptr<Method> method;                    // GUARDED_BY(run_mu)
+  std::mutex mu;
+  std::condition_variable freed;
+  bool busy = false;  // GUARDED_BY(mu)
+
+  // Used only by the call holding the slot (busy), or with the slot idle under mu.
+  std::unique_ptr<Method> method;
   std::shared_ptr<const RegisteredProgram> program;  // keeps the program loaded
-  std::vector<DecodedInput> inputs;                  // GUARDED_BY(run_mu)
-  std::vector<std::vector<uint8_t>> output_buffers;  // unplanned outputs; GUARDED_BY(run_mu)
+  std::vector<DecodedInput> inputs;
+  std::vector<std::vector<uint8_t>> output_buffers;  // unplanned outputs
+
+  // Waits until no call holds the slot, then runs `fn` with mu held (for teardown).
+  template <typename F>
+  void when_idle(F fn) {
+    std::unique_lock<std::mutex> lock(mu);
+    freed.wait(lock, [this] { return !busy; });
+    fn();
+  }
 };
 
 struct Session {

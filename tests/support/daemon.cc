@@ -70,6 +70,9 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  kill(pid_, SIGKILL);  // do not leave it running behind a failed test
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
   throw std::runtime_error("et-serverd did not start listening:\n" + log());
 }
 
