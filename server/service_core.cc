@@ -38,6 +38,10 @@ size_t resident_bytes() {
   return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
+Status unknown_program(uint64_t id) {
+  return not_found(fmt::format("program_id {} is not one of this session's programs", id));
+}
+
 Status shutting_down_error() {
   return unavailable("the daemon is shutting down; reconnect to its successor");
 }
@@ -98,10 +102,11 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
     s->segment_bytes = 0;
   }
   // Wait for running calls of the session's methods, then free them.
-  for (auto& [handle, slot] : methods) {
-    slot->when_idle([&] {
-      slot->method.reset();
-      slot->inputs.clear();
+  for (auto& entry : methods) {
+    MethodSlot& slot = *entry.second;
+    slot.when_idle([&slot] {
+      slot.method.reset();
+      slot.inputs.clear();
     });
   }
   spdlog::info("session {} closed: released {} method(s), {} segment(s), {} program(s)", s->number,
@@ -301,16 +306,8 @@ Status ServiceCore::list_programs(const pb::ListProgramsRequest& req,
 Status ServiceCore::describe_program(const pb::DescribeProgramRequest& req,
                                      pb::DescribeProgramResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
-  std::shared_ptr<const RegisteredProgram> p;
-  {
-    std::lock_guard<std::mutex> lock(s->mu);
-    auto it = s->programs.find(req.program_id());
-    if (it == s->programs.end()) {
-      return not_found(
-          fmt::format("program_id {} is not one of this session's programs", req.program_id()));
-    }
-    p = it->second;
-  }
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p,
+                      program_for(*s, req.program_id()));
   return fill_program_info(*p, req.program_id(), *resp.mutable_info());
 }
 
@@ -320,10 +317,7 @@ Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
   {
     std::lock_guard<std::mutex> lock(s->mu);
     auto it = s->programs.find(req.program_id());
-    if (it == s->programs.end()) {
-      return not_found(
-          fmt::format("program_id {} is not one of this session's programs", req.program_id()));
-    }
+    if (it == s->programs.end()) return unknown_program(req.program_id());
     for (auto m = s->methods.begin(); m != s->methods.end();) {
       if (m->second->program == it->second) {
         dropped.push_back(m->second);
@@ -342,16 +336,8 @@ Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
 
 Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethodResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
-  std::shared_ptr<const RegisteredProgram> p;
-  {
-    std::lock_guard<std::mutex> lock(s->mu);
-    auto it = s->programs.find(req.program_id());
-    if (it == s->programs.end()) {
-      return not_found(
-          fmt::format("program_id {} is not one of this session's programs", req.program_id()));
-    }
-    p = it->second;
-  }
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p,
+                      program_for(*s, req.program_id()));
   const std::string name = req.method_name().empty() ? "forward" : req.method_name();
   auto method = Method::load(p->program, name);
   if (!method.ok()) return method.status().with_context("method_name");
@@ -401,6 +387,14 @@ Status ServiceCore::drop_method(const pb::DropMethodRequest& req) {
     slot->inputs.clear();
   });
   return Status();
+}
+
+Result<std::shared_ptr<const RegisteredProgram>> ServiceCore::program_for(Session& s,
+                                                                          uint64_t id) const {
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.programs.find(id);
+  if (it == s.programs.end()) return unknown_program(id);
+  return it->second;
 }
 
 Result<std::shared_ptr<MethodSlot>> ServiceCore::method_for(Session& s, uint64_t handle) const {

@@ -73,6 +73,7 @@ class ServiceCore {
 
  private:
   Result<std::shared_ptr<Session>> session_for(const std::string& token) const;
+  Result<std::shared_ptr<const RegisteredProgram>> program_for(Session& s, uint64_t id) const;
   Result<std::shared_ptr<MethodSlot>> method_for(Session& s, uint64_t handle) const;
   SegmentLookup segment_lookup(const std::shared_ptr<Session>& s) const;
   // Adds `program` to the session (once); returns its id there.

@@ -183,10 +183,9 @@ Result<CompiledGraph::ReplicaPtr> CompiledGraph::make_replica() const {
       replica->ptrs[staged_[i]] = static_cast<uint8_t*>(replica->arena.get()) + offsets[i];
     }
   }
-  pthreadpool_t threads =
-      activation_bytes_ >= options_.parallel_min_bytes && !kThreadSanitizer
-          ? ThreadPool::global().native()
-          : nullptr;
+  pthreadpool_t threads = activation_bytes_ >= options_.parallel_min_bytes && !kThreadSanitizer
+                              ? ThreadPool::global().native()
+                              : nullptr;
   for (const PlanStep& step : steps_) {
     if (!step.on_xnnpack) continue;
     ET_ASSIGN_OR_RETURN(XnnRun run, XnnRun::create(graph_, step.nodes, step.boundary, threads));

@@ -93,8 +93,8 @@ class GraphParser {
       if (v->kind_type() == fb::ValueKind::TensorValue) {
         t = v->kind_as_TensorValue();
       } else if (v->kind_type() == fb::ValueKind::QuantizedTensorValue) {
-        q = v->kind_as_QuantizedTensorValue();
-        t = q->tensor();
+        q = v->kind_as_QuantizedTensorValue();  // null when the type has no table
+        t = q ? q->tensor() : nullptr;
       }
       if (!t) return bad(fmt::format("value {} has no tensor", i));
       ET_RETURN_IF_ERROR(parse_value(*t, q));

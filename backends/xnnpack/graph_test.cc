@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
+#include "backends/xnnpack/compiled_graph.h"
 #include "backends/xnnpack/testing/payload_builder.h"
 
 namespace et::xnn {
@@ -141,6 +145,25 @@ TEST(ParseGraph, RefusesUnknownDataTypesAndTooManyDims) {
   const uint32_t y = deep.output({2});
   deep.unary(NodeType::kAbs, x, y);
   expect_error(parse_graph(deep.finish(), no_named_data), StatusCode::kNotSupported, "7 dims");
+}
+
+// Inputs the payload fuzzer once crashed on (tests/fuzz/xnnpack_regressions/): each is
+// refused or parsed, planned and compiled without a crash, as the fuzzer drives it.
+TEST(ParseGraph, FuzzRegressionsRunSafely) {
+  auto zeros = [](std::string_view) -> Result<std::span<const uint8_t>> {
+    static const std::vector<uint8_t> bytes(size_t{8} << 20, 0);
+    return std::span<const uint8_t>(bytes);
+  };
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(ET_XNNPACK_REGRESSIONS_DIR)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
+                                     std::istreambuf_iterator<char>()};
+    auto graph = parse_graph(bytes, zeros);
+    if (graph.ok()) (void)CompiledGraph::create(std::move(graph).value(), {});
+    ++files;
+  }
+  EXPECT_GT(files, 0u) << "no regression inputs in " << ET_XNNPACK_REGRESSIONS_DIR;
 }
 
 TEST(ParseGraph, EveryTruncationIsRefusedWithoutCrashing) {
