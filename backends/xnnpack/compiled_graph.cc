@@ -1,9 +1,11 @@
 #include "backends/xnnpack/compiled_graph.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "backends/xnnpack/kernel_nodes.h"
 #include "backends/xnnpack/shapes.h"
@@ -42,7 +44,14 @@ struct CompiledGraph::Replica {
   std::vector<XnnRun> runs;  // one per XNNPACK step, in step order
   std::unique_ptr<void, FreeDeleter> arena;
   std::vector<void*> ptrs;  // buffer of each value id (constants, staged; externals per run)
+  std::vector<std::vector<uint8_t>> padded_inputs;  // by input index, made when needed
 };
+
+bool over_read_is_safe(const void* data, size_t nbytes) {
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto last = reinterpret_cast<uintptr_t>(data) + (nbytes ? nbytes - 1 : 0);
+  return last / page == (last + XNN_EXTRA_BYTES) / page;
+}
 
 void CompiledGraph::ReplicaDeleter::operator()(Replica* r) const { delete r; }
 
@@ -233,6 +242,15 @@ Status CompiledGraph::run(std::span<void* const> externals) const {
   ET_ASSIGN_OR_RETURN(ReplicaPtr replica, acquire());
   for (size_t i = 0; i < graph_.externals.size(); ++i) {
     replica->ptrs[graph_.externals[i]] = externals[i];
+  }
+  replica->padded_inputs.resize(graph_.num_inputs);
+  for (size_t i = 0; i < graph_.num_inputs; ++i) {
+    const size_t nbytes = graph_.values[graph_.externals[i]].nbytes();
+    if (over_read_is_safe(externals[i], nbytes)) continue;
+    std::vector<uint8_t>& copy = replica->padded_inputs[i];
+    copy.resize(nbytes + XNN_EXTRA_BYTES);
+    std::memcpy(copy.data(), externals[i], nbytes);
+    replica->ptrs[graph_.externals[i]] = copy.data();
   }
   Status status;
   size_t run_index = 0;

@@ -3,8 +3,11 @@
 #include "backends/xnnpack/compiled_graph.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -527,6 +530,21 @@ TEST(Replicas, ConcurrentRunsShareAtMostTheLimit) {
   EXPECT_EQ(mismatches.load(), 0);
   EXPECT_GE(built->graph->replicas(), 1u);
   EXPECT_LE(built->graph->replicas(), 2u);
+}
+
+// ---- Inputs at the end of a mapping ----------------------------------------------
+
+TEST(Inputs, OverReadIsSafeOnlyWithinTheLastPage) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto* region = static_cast<uint8_t*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(region, MAP_FAILED);
+  EXPECT_FALSE(over_read_is_safe(region + page - 64, 64));  // ends the page
+  EXPECT_FALSE(over_read_is_safe(region + page - 70, 64));  // 6 bytes left
+  EXPECT_TRUE(over_read_is_safe(region + page - 80, 64));   // 16 bytes left
+  EXPECT_TRUE(over_read_is_safe(region, 64));
+  EXPECT_FALSE(over_read_is_safe(region + page, page));  // a whole page, ending it
+  munmap(region, 2 * page);
 }
 
 // ---- Refusals ------------------------------------------------------------------------
