@@ -455,8 +455,12 @@ Status ServiceCore::bind_inputs(Session&, const std::shared_ptr<Session>& owner,
   std::vector<DecodedInput> decoded(m.num_inputs());
   const SegmentLookup lookup = segment_lookup(owner);
   for (size_t i = 0; i < decoded.size(); ++i) {
+    // A planned input is copied into the method's memory by set_inputs() below, so the
+    // request's bytes need no copy of their own; an unplanned one stays pointed at.
+    const std::optional<TensorMeta>& declared = m.meta().inputs[i].tensor;
+    const bool planned = declared && declared->is_memory_planned;
     ET_RETURN_IF_ERROR(
-        decode_input(i, inputs[static_cast<int>(i)], lookup, copy_inline, decoded[i]));
+        decode_input(i, inputs[static_cast<int>(i)], lookup, copy_inline && !planned, decoded[i]));
   }
   std::vector<InputValue> values;
   for (const DecodedInput& d : decoded) values.push_back(d.value);
