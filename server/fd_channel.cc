@@ -15,6 +15,13 @@
 #include "server/unix_socket.h"
 
 namespace et::server {
+
+using ::etserver::FdReply;
+using ::etserver::FdRequest;
+using ::etserver::kFdLoadProgram;
+using ::etserver::kFdMagic;
+using ::etserver::kFdRegisterSegment;
+using ::etserver::kFdVersion;
 namespace {
 
 void send_reply(int conn, const Status& status, uint64_t id) {

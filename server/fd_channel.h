@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "runtime/status.h"
-#include "server/fd_protocol.h"
+#include "proto/fd_protocol.h"
 #include "server/service_core.h"
 
 namespace et::server {

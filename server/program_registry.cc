@@ -6,8 +6,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "proto/sha256.h"
 #include "runtime/program_bytes.h"
-#include "server/sha256.h"
 
 namespace et::server {
 
@@ -38,7 +38,7 @@ namespace {
 Result<std::shared_ptr<RegisteredProgram>> load_entry(std::span<const uint8_t> bytes,
                                                       const std::string& expected_sha256) {
   std::shared_ptr<const ProgramBytes> program_bytes = ProgramBytes::copy_of(bytes);
-  const std::string sha = sha256_hex(program_bytes->bytes());
+  const std::string sha = ::etserver::sha256_hex(program_bytes->bytes());
   if (!expected_sha256.empty() && expected_sha256 != sha) {
     return invalid_argument(
         fmt::format("sha256: the program's bytes hash to {}, not {}", sha, expected_sha256));

@@ -16,8 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "server/fd_protocol.h"
-#include "server/sha256.h"
+#include "proto/fd_protocol.h"
+#include "proto/sha256.h"
 #include "tools/npy.h"
 
 namespace et::testing {
@@ -154,9 +154,9 @@ std::pair<uint32_t, std::string> TestClient::register_fd(int fd, const std::stri
     close(sock);
     return {9999, std::string("connect: ") + std::strerror(errno)};
   }
-  server::FdRequest req{};
-  std::memcpy(req.magic, server::kFdMagic, 4);
-  req.version = server::kFdVersion;
+  etserver::FdRequest req{};
+  std::memcpy(req.magic, etserver::kFdMagic, 4);
+  req.version = etserver::kFdVersion;
   req.kind = kind;
   std::memcpy(req.session, token.data(), std::min<size_t>(token.size(), sizeof(req.session)));
   iovec iov{&req, sizeof(req)};
@@ -173,7 +173,7 @@ std::pair<uint32_t, std::string> TestClient::register_fd(int fd, const std::stri
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
   }
-  server::FdReply reply{};
+  etserver::FdReply reply{};
   if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ||
       recv(sock, &reply, sizeof(reply), 0) != sizeof(reply)) {
     close(sock);
@@ -208,7 +208,7 @@ uint64_t TestClient::load_program_file(const std::string& path, std::string* err
   pb::LoadProgramRequest req;
   req.set_session(session_);
   req.set_sha256(
-      server::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
+      etserver::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
   pb::LoadProgramResponse resp;
   grpc::Status s;
   {

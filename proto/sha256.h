@@ -5,9 +5,9 @@
 #include <span>
 #include <string>
 
-namespace et::server {
+namespace etserver {
 
 // Lower-case hex digest of `bytes` (64 characters).
 std::string sha256_hex(std::span<const uint8_t> bytes);
 
-}  // namespace et::server
+}  // namespace etserver

@@ -1,10 +1,10 @@
-#include "server/sha256.h"
+#include "proto/sha256.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace et::server {
+namespace etserver {
 namespace {
 
 std::string hash(const std::string& s) {
@@ -22,4 +22,4 @@ TEST(Sha256, KnownVectors) {
 }
 
 }  // namespace
-}  // namespace et::server
+}  // namespace etserver

@@ -1,9 +1,9 @@
-#include "server/sha256.h"
+#include "proto/sha256.h"
 
 #include <array>
 #include <cstring>
 
-namespace et::server {
+namespace etserver {
 namespace {
 
 constexpr std::array<uint32_t, 64> kRound = {
@@ -77,4 +77,4 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
   return out;
 }
 
-}  // namespace et::server
+}  // namespace etserver
