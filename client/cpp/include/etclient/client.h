@@ -1,0 +1,160 @@
+// libetclient: run ExecuTorch programs in et-serverd from a C++ process that never
+// loads torch or the runtime.
+//
+//   auto client = etclient::Client::connect();                // default socket
+//   auto program = (*client)->load_program("model.pte");      // hash first, bytes if needed
+//   auto method = (*program)->load_method("forward");
+//   auto outputs = (*method)->execute({etclient::HostTensor{data, DType::kFloat32, {1, 3}}});
+//   const float* y = (*outputs)[0].data_as<float>();          // a view of shared memory
+//
+// Thread-safety: a Client (and a Program) may be shared by threads; a Method is used by
+// one thread at a time (give each thread its own). Outputs are values: any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "etclient/status.h"
+
+namespace etclient {
+
+enum class DType : uint8_t {
+  kUInt8,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kFloat16,
+  kFloat32,
+  kFloat64,
+  kBool,
+  kBFloat16
+};
+size_t element_size(DType type);
+const char* dtype_name(DType type);
+
+struct TensorMeta {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> sizes;  // upper bounds when dynamic
+  std::vector<uint32_t> dim_order;
+  uint64_t nbytes = 0;
+  bool memory_planned = true;  // false: the daemon reads a shared input in place
+  bool dynamic = false;
+};
+
+struct ValueMeta {
+  std::string kind;  // "tensor", "int", "float", "bool", ...
+  std::optional<TensorMeta> tensor;
+};
+
+struct MethodMeta {
+  std::string name;
+  std::vector<ValueMeta> inputs, outputs;
+  std::vector<std::string> operators, backends;
+};
+
+// Host memory the caller owns, read during execute() (copied once into shared memory).
+struct HostTensor {
+  const void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // in elements; empty: contiguous row-major
+};
+
+class Arena;
+
+// A tensor in the client's shared memory: an input the daemon reads without a copy
+// (from Client::empty()), or an output the daemon wrote. Holds its slot until the last
+// copy of it is destroyed.
+class SharedTensor {
+ public:
+  SharedTensor() = default;
+  void* data() const { return data_; }
+  template <typename T>
+  T* data_as() const {
+    return static_cast<T*>(data_);
+  }
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& sizes() const { return sizes_; }
+  const std::vector<uint32_t>& dim_order() const { return dim_order_; }
+  std::vector<int64_t> strides() const;       // in elements
+  std::vector<int64_t> byte_strides() const;  // in bytes
+  size_t numel() const;
+  size_t nbytes() const { return numel() * element_size(dtype_); }
+  const char* device() const { return "cpu"; }
+
+ private:
+  friend class Method;
+  friend class Client;
+  std::shared_ptr<void> slot_;  // frees the slot when the last SharedTensor goes
+  void* data_ = nullptr;
+  uint64_t segment_id_ = 0, offset_ = 0, capacity_ = 0;
+  DType dtype_ = DType::kFloat32;
+  std::vector<int64_t> sizes_;
+  std::vector<uint32_t> dim_order_;
+};
+
+using Input = std::variant<HostTensor, SharedTensor, int64_t, double, bool>;
+
+class ClientImpl;
+class Program;
+
+class Method {
+ public:
+  ~Method();
+  const MethodMeta& meta() const { return meta_; }
+  // Runs once: inputs in order; outputs are fresh shared-memory tensors (a later call
+  // never overwrites them). Errors carry the daemon's message naming the input.
+  Result<std::vector<SharedTensor>> execute(const std::vector<Input>& inputs);
+
+ private:
+  friend class Program;
+  Method(std::shared_ptr<ClientImpl> client, uint64_t handle, MethodMeta meta)
+      : client_(std::move(client)), handle_(handle), meta_(std::move(meta)) {}
+  std::shared_ptr<ClientImpl> client_;
+  uint64_t handle_;
+  MethodMeta meta_;
+};
+
+class Program {
+ public:
+  const std::string& sha256() const { return sha256_; }
+  const std::vector<MethodMeta>& methods() const { return methods_; }
+  Result<std::unique_ptr<Method>> load_method(const std::string& name = "forward");
+
+ private:
+  friend class Client;
+  std::shared_ptr<ClientImpl> client_;
+  uint64_t id_ = 0;
+  std::string sha256_;
+  std::vector<MethodMeta> methods_;
+};
+
+class Client {
+ public:
+  struct Options {
+    std::string socket;  // empty: $ETSERVER_SOCKET, $XDG_RUNTIME_DIR/et-serverd.sock, /tmp/...
+    std::string client_name;
+  };
+  // Connects and opens a session. Unavailable when no daemon answers.
+  static Result<std::shared_ptr<Client>> connect(const Options& options = {});
+  ~Client();
+
+  // Loads a program: sends its SHA-256 first and the bytes only when the daemon lacks
+  // them (through shared memory when large).
+  Result<std::shared_ptr<Program>> load_program(const std::string& path);
+  Result<std::shared_ptr<Program>> load_program_bytes(std::span<const uint8_t> bytes);
+  // A tensor allocated in shared memory, for zero-copy inputs.
+  Result<SharedTensor> empty(DType dtype, std::vector<int64_t> sizes);
+
+ private:
+  explicit Client(std::shared_ptr<ClientImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<ClientImpl> impl_;
+};
+
+}  // namespace etclient

@@ -1,0 +1,155 @@
+#include "arena.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "proto/fd_protocol.h"
+
+namespace etclient {
+namespace {
+
+constexpr uint64_t kAlign = 64;
+constexpr uint64_t kSegmentBytes = uint64_t{64} << 20;
+
+uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+Result<uint64_t> send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
+                                 uint16_t kind) {
+  const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, fd_socket.c_str(), sizeof(addr.sun_path) - 1);
+  if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    const std::string why = std::strerror(errno);
+    if (sock >= 0) close(sock);
+    return Status(StatusCode::kUnavailable, "cannot connect to " + fd_socket + ": " + why);
+  }
+  etserver::FdRequest req{};
+  std::memcpy(req.magic, etserver::kFdMagic, 4);
+  req.version = etserver::kFdVersion;
+  req.kind = kind;
+  std::memcpy(req.session, session.data(), std::min(session.size(), sizeof(req.session)));
+  iovec iov{&req, sizeof(req)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  etserver::FdReply reply{};
+  const bool sent = sendmsg(sock, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(req));
+  const bool got =
+      sent && recv(sock, &reply, sizeof(reply), 0) == static_cast<ssize_t>(sizeof(reply));
+  close(sock);
+  if (!got)
+    return Status(StatusCode::kUnavailable, "the daemon's descriptor socket did not answer");
+  if (reply.code != 0) {
+    reply.message[sizeof(reply.message) - 1] = 0;
+    return Status(StatusCode::kInvalidArgument, reply.message);
+  }
+  return reply.id;
+}
+
+Arena::~Arena() {
+  for (auto& s : segments_) {
+    munmap(s->base, s->size);
+    close(s->fd);
+  }
+}
+
+Result<Arena::Segment*> Arena::add_segment(uint64_t min_bytes) {
+  const uint64_t size = std::max(kSegmentBytes, round_up(min_bytes, 1 << 20));
+  auto s = std::make_unique<Segment>();
+  s->fd = memfd_create("etclient", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (s->fd < 0 || ftruncate(s->fd, static_cast<off_t>(size)) != 0 ||
+      fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
+    if (s->fd >= 0) close(s->fd);
+    return Status(StatusCode::kResourceExhausted,
+                  std::string("cannot create a shared-memory segment: ") + std::strerror(errno));
+  }
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+  if (base == MAP_FAILED) {
+    close(s->fd);
+    return Status(StatusCode::kResourceExhausted, "cannot map a shared-memory segment");
+  }
+  s->base = static_cast<uint8_t*>(base);
+  s->size = size;
+  auto id = send_descriptor(fd_socket_, session_, s->fd, etserver::kFdRegisterSegment);
+  if (!id.ok()) {
+    munmap(base, size);
+    close(s->fd);
+    return id.status();
+  }
+  s->id = *id;
+  s->free[0] = size;
+  segments_.push_back(std::move(s));
+  return segments_.back().get();
+}
+
+Result<std::pair<Slot, std::shared_ptr<void>>> Arena::allocate(uint64_t nbytes) {
+  const uint64_t want = round_up(std::max<uint64_t>(nbytes, 1), kAlign);
+  std::lock_guard<std::mutex> lock(mu_);
+  Segment* seg = nullptr;
+  std::map<uint64_t, uint64_t>::iterator hole;
+  for (auto& s : segments_) {
+    hole = std::find_if(s->free.begin(), s->free.end(),
+                        [&](const auto& f) { return f.second >= want; });
+    if (hole != s->free.end()) {
+      seg = s.get();
+      break;
+    }
+  }
+  if (!seg) {
+    auto added = add_segment(want);
+    if (!added.ok()) return added.status();
+    seg = *added;
+    hole = seg->free.begin();
+  }
+  const uint64_t offset = hole->first, left = hole->second - want;
+  seg->free.erase(hole);
+  if (left) seg->free[offset + want] = left;
+  Slot slot{seg->id, offset, want, seg->base + offset};
+  std::weak_ptr<Arena> weak = weak_from_this();
+  const uint64_t id = seg->id;
+  std::shared_ptr<void> handle(nullptr, [weak, id, offset, want](void*) {
+    if (auto arena = weak.lock()) arena->release(id, offset, want);
+  });
+  return std::make_pair(slot, std::move(handle));
+}
+
+void Arena::release(uint64_t segment_id, uint64_t offset, uint64_t size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& s : segments_) {
+    if (s->id != segment_id) continue;
+    auto [it, inserted] = s->free.emplace(offset, size);
+    auto next = std::next(it);
+    if (next != s->free.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      s->free.erase(next);
+    }
+    if (it != s->free.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        s->free.erase(it);
+      }
+    }
+    return;
+  }
+}
+
+}  // namespace etclient

@@ -1,0 +1,54 @@
+// The client's shared memory: memfd segments, created on demand, sealed against
+// shrinking, registered with the daemon on its descriptor socket, and carved into
+// slots without a round trip. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "etclient/status.h"
+
+namespace etclient {
+
+struct Slot {
+  uint64_t segment_id = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint8_t* data = nullptr;
+};
+
+class Arena : public std::enable_shared_from_this<Arena> {
+ public:
+  Arena(std::string fd_socket, std::string session)
+      : fd_socket_(std::move(fd_socket)), session_(std::move(session)) {}
+  ~Arena();
+
+  // A slot of at least `nbytes` (64-byte aligned), held until the returned handle's
+  // last copy is destroyed.
+  Result<std::pair<Slot, std::shared_ptr<void>>> allocate(uint64_t nbytes);
+
+ private:
+  struct Segment {
+    uint64_t id = 0;
+    int fd = -1;
+    uint8_t* base = nullptr;
+    uint64_t size = 0;
+    std::map<uint64_t, uint64_t> free;  // offset -> length, coalesced
+  };
+  Result<Segment*> add_segment(uint64_t min_bytes);  // REQUIRES: mu_ held
+  void release(uint64_t segment_id, uint64_t offset, uint64_t size);
+
+  std::string fd_socket_, session_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Segment>> segments_;  // GUARDED_BY(mu_)
+};
+
+// Registers `fd` on the daemon's descriptor socket; returns the id the daemon gives.
+Result<uint64_t> send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
+                                 uint16_t kind);
+
+}  // namespace etclient

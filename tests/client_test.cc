@@ -1,0 +1,147 @@
+// libetclient against a real et-serverd: host and shared-memory inputs, fresh output
+// slots per call, threads sharing one Client, and a clear error when no daemon runs.
+#include "etclient/client.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "tests/support/daemon.h"
+
+namespace et::testing {
+namespace {
+
+const std::string kModels = ET_FIXTURES_DIR;
+
+std::vector<float> npy_floats(const std::string& rel, std::vector<int64_t>* sizes = nullptr) {
+  pb::Tensor t = npy_tensor(kModels + "/" + rel);
+  if (sizes) sizes->assign(t.sizes().begin(), t.sizes().end());
+  std::vector<float> v(t.inline_data().size() / 4);
+  std::memcpy(v.data(), t.inline_data().data(), v.size() * 4);
+  return v;
+}
+
+float max_diff(const etclient::SharedTensor& t, const std::vector<float>& want) {
+  if (t.numel() != want.size()) return INFINITY;
+  float worst = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    worst = std::max(worst, std::fabs(t.data_as<float>()[i] - want[i]));
+  return worst;
+}
+
+std::shared_ptr<etclient::Client> connect(const DaemonProcess& daemon) {
+  auto client = etclient::Client::connect({daemon.socket(), "client_test"});
+  EXPECT_TRUE(client.ok()) << client.status().message();
+  return client.ok() ? *client : nullptr;
+}
+
+TEST(Client, RunsAProgramFromHostMemory) {
+  DaemonProcess daemon;
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ((*program)->methods().size(), 1u);
+  auto method = (*program)->load_method("forward");
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  EXPECT_EQ((*method)->meta().inputs[0].tensor->dtype, etclient::DType::kFloat32);
+  std::vector<int64_t> sizes;
+  const std::vector<float> x = npy_floats("mlp/forward.in0.npy", &sizes);
+  auto out =
+      (*method)->execute({etclient::HostTensor{x.data(), etclient::DType::kFloat32, sizes, {}}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_LT(max_diff((*out)[0], npy_floats("mlp/forward.out0.npy")), 1e-5);
+  EXPECT_EQ((*out)[0].byte_strides().back(), 4);
+}
+
+TEST(Client, SharedInputsAndFreshOutputsPerCall) {
+  DaemonProcess daemon;
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/add_unplanned_io.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  std::vector<int64_t> sizes;
+  const std::vector<float> a = npy_floats("add_unplanned_io/forward.in0.npy", &sizes);
+  const std::vector<float> b = npy_floats("add_unplanned_io/forward.in1.npy");
+  auto sa = client->empty(etclient::DType::kFloat32, sizes);
+  auto sb = client->empty(etclient::DType::kFloat32, sizes);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  std::memcpy(sa->data(), a.data(), a.size() * 4);
+  std::memcpy(sb->data(), b.data(), b.size() * 4);
+  auto first = (*method)->execute({*sa, *sb});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  const std::vector<float> want = npy_floats("add_unplanned_io/forward.out0.npy");
+  EXPECT_LT(max_diff((*first)[0], want), 1e-6);
+  // A second call with other inputs writes new slots: the first result stays as it was.
+  for (size_t i = 0; i < a.size(); ++i) sa->data_as<float>()[i] = 100.0f;
+  auto second = (*method)->execute({*sa, *sb});
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_NE((*first)[0].data(), (*second)[0].data());
+  EXPECT_LT(max_diff((*first)[0], want), 1e-6);
+  EXPECT_FLOAT_EQ((*second)[0].data_as<float>()[0], 100.0f + b[0]);
+}
+
+TEST(Client, ThreadsShareOneClientWithAMethodEach) {
+  DaemonProcess daemon;
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/cnn_xnnpack.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  std::vector<int64_t> sizes;
+  const std::vector<float> x = npy_floats("cnn_xnnpack/forward.in0.npy", &sizes);
+  const std::vector<float> want = npy_floats("cnn_xnnpack/forward.out0.npy");
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      auto method = (*program)->load_method();
+      if (!method.ok()) {
+        ++wrong;
+        return;
+      }
+      for (int i = 0; i < 20; ++i) {
+        auto out = (*method)->execute(
+            {etclient::HostTensor{x.data(), etclient::DType::kFloat32, sizes, {}}});
+        if (!out.ok() || max_diff((*out)[0], want) > 1e-5) ++wrong;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(Client, NoDaemonIsAClearError) {
+  auto client = etclient::Client::connect({"/tmp/et-serverd-nobody-here.sock", ""});
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), etclient::StatusCode::kUnavailable);
+  EXPECT_NE(client.status().message().find("is the daemon running"), std::string::npos)
+      << client.status().message();
+}
+
+TEST(Client, DaemonErrorsArriveAsValues) {
+  DaemonProcess daemon;
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok());
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok());
+  const std::vector<double> wrong(64, 1.0);
+  auto out = (*method)->execute(
+      {etclient::HostTensor{wrong.data(), etclient::DType::kFloat64, {4, 16}, {}}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), etclient::StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status().message().find("input 0"), std::string::npos) << out.status().message();
+  auto missing = (*program)->load_method("nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), etclient::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace et::testing
