@@ -87,6 +87,34 @@ TEST(Client, SharedInputsAndFreshOutputsPerCall) {
   EXPECT_FLOAT_EQ((*second)[0].data_as<float>()[0], 100.0f + b[0]);
 }
 
+TEST(Client, AnUnplannedSharedInputIsReadInPlace) {
+  // Zero copy, shown: the daemon reads the client's bytes at execute time, so a change
+  // made between set_inputs() and execute() is what the method sees.
+  DaemonProcess daemon;
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/add_unplanned_io.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok());
+  ASSERT_FALSE((*method)->meta().inputs[0].tensor->memory_planned);
+  std::vector<int64_t> sizes;
+  const std::vector<float> b = npy_floats("add_unplanned_io/forward.in1.npy", &sizes);
+  auto sa = client->empty(etclient::DType::kFloat32, sizes);
+  auto sb = client->empty(etclient::DType::kFloat32, sizes);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  std::memcpy(sb->data(), b.data(), b.size() * 4);
+  for (size_t i = 0; i < b.size(); ++i) sa->data_as<float>()[i] = 1.0f;
+  ASSERT_TRUE((*method)->set_inputs({*sa, *sb}).ok());
+  for (size_t i = 0; i < b.size(); ++i) sa->data_as<float>()[i] = 7.0f;  // after set
+  ASSERT_TRUE((*method)->execute().ok());
+  auto out = (*method)->outputs();
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  for (size_t i = 0; i < b.size(); ++i) {
+    EXPECT_FLOAT_EQ((*out)[0].data_as<float>()[i], 7.0f + b[i]) << "element " << i;
+  }
+}
+
 TEST(Client, ThreadsShareOneClientWithAMethodEach) {
   DaemonProcess daemon;
   auto client = connect(daemon);

@@ -272,21 +272,27 @@ Method::~Method() {
   (void)client_->stub->DropMethod(&ctx, req, &resp);
 }
 
-Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inputs) {
-  pb::RunRequest req;
-  req.set_session(client_->session);
-  req.set_method_handle(handle_);
-  std::vector<std::shared_ptr<void>> held;  // input slots copied for this call
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    pb::Value* v = req.add_inputs();
-    if (const auto* x = std::get_if<int64_t>(&inputs[i])) {
-      v->set_int_value(*x);
-    } else if (const auto* d = std::get_if<double>(&inputs[i])) {
-      v->set_double_value(*d);
-    } else if (const auto* b = std::get_if<bool>(&inputs[i])) {
-      v->set_bool_value(*b);
-    } else {
-      pb::Tensor* t = v->mutable_tensor();
+using OutputSlots = std::vector<std::pair<Slot, std::shared_ptr<void>>>;
+
+// Request and response encoding shared by the calls of Method (friend of SharedTensor).
+struct Wire {
+  static Status encode_inputs(ClientImpl& client, const std::vector<Input>& inputs,
+                              google::protobuf::RepeatedPtrField<pb::Value>& out,
+                              std::vector<std::shared_ptr<void>>& held) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      pb::Value* v = out.Add();
+      if (const auto* x = std::get_if<int64_t>(&inputs[i])) {
+        v->set_int_value(*x);
+        continue;
+      }
+      if (const auto* d = std::get_if<double>(&inputs[i])) {
+        v->set_double_value(*d);
+        continue;
+      }
+      if (const auto* b = std::get_if<bool>(&inputs[i])) {
+        v->set_bool_value(*b);
+        continue;
+      }
       SharedTensor shared;
       if (const auto* h = std::get_if<HostTensor>(&inputs[i])) {
         if (!h->strides.empty()) {
@@ -296,7 +302,8 @@ Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inpu
         }
         size_t numel = 1;
         for (int64_t s : h->sizes) numel *= static_cast<size_t>(std::max<int64_t>(0, s));
-        auto slot = client_->arena->allocate(numel * element_size(h->dtype));
+        // Copied once into shared memory; the daemon reads it there.
+        auto slot = client.arena->allocate(numel * element_size(h->dtype));
         if (!slot.ok()) return slot.status();
         if (numel) std::memcpy(slot->first.data, h->data, numel * element_size(h->dtype));
         held.push_back(slot->second);
@@ -306,7 +313,9 @@ Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inpu
         shared.sizes_ = h->sizes;
       } else {
         shared = std::get<SharedTensor>(inputs[i]);
+        held.push_back(shared.slot_);  // the daemon may keep pointing at it
       }
+      pb::Tensor* t = v->mutable_tensor();
       t->set_dtype(to_proto(shared.dtype_));
       for (int64_t s : shared.sizes_) t->add_sizes(s);
       for (uint32_t axis : shared.dim_order_) t->add_dim_order(axis);
@@ -314,44 +323,107 @@ Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inpu
       t->mutable_segment()->set_offset(shared.offset_);
       t->mutable_segment()->set_length(shared.nbytes());
     }
+    return Status();
   }
+
   // Fresh output slots for every call: results already returned are never rewritten.
-  std::vector<std::pair<Slot, std::shared_ptr<void>>> outs;
-  for (const ValueMeta& o : meta_.outputs) {
-    pb::OutputPlacement* p = req.add_placements();
-    if (!o.tensor) {
-      p->set_inline_data(true);
-      outs.emplace_back();
-      continue;
+  static Result<OutputSlots> place_outputs(
+      ClientImpl& client, const MethodMeta& meta,
+      google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements) {
+    OutputSlots outs;
+    for (const ValueMeta& o : meta.outputs) {
+      pb::OutputPlacement* p = placements.Add();
+      if (!o.tensor) {
+        p->set_inline_data(true);
+        outs.emplace_back();
+        continue;
+      }
+      auto slot = client.arena->allocate(o.tensor->nbytes);
+      if (!slot.ok()) return slot.status();
+      p->mutable_segment()->set_segment_id(slot->first.segment_id);
+      p->mutable_segment()->set_offset(slot->first.offset);
+      p->mutable_segment()->set_length(slot->first.size);
+      outs.push_back(std::move(slot).value());
     }
-    auto slot = client_->arena->allocate(o.tensor->nbytes);
-    if (!slot.ok()) return slot.status();
-    p->mutable_segment()->set_segment_id(slot->first.segment_id);
-    p->mutable_segment()->set_offset(slot->first.offset);
-    p->mutable_segment()->set_length(slot->first.size);
-    outs.push_back(std::move(slot).value());
+    return outs;
   }
+
+  static std::vector<SharedTensor> decode_outputs(
+      const google::protobuf::RepeatedPtrField<pb::Value>& values, OutputSlots& outs) {
+    std::vector<SharedTensor> results;
+    for (int i = 0; i < values.size(); ++i) {
+      const pb::Value& v = values[i];
+      SharedTensor r;
+      if (v.has_tensor() && v.tensor().has_segment()) {
+        auto& [slot, handle] = outs[static_cast<size_t>(i)];
+        r.slot_ = handle;
+        r.data_ = slot.data;
+        r.segment_id_ = v.tensor().segment().segment_id();
+        r.offset_ = v.tensor().segment().offset();
+        r.capacity_ = slot.size;
+        r.dtype_ = from_proto(v.tensor().dtype());
+        r.sizes_.assign(v.tensor().sizes().begin(), v.tensor().sizes().end());
+        r.dim_order_.assign(v.tensor().dim_order().begin(), v.tensor().dim_order().end());
+      }
+      results.push_back(std::move(r));
+    }
+    return results;
+  }
+};
+
+Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inputs) {
+  pb::RunRequest req;
+  req.set_session(client_->session);
+  req.set_method_handle(handle_);
+  std::vector<std::shared_ptr<void>> held;
+  if (Status s = Wire::encode_inputs(*client_, inputs, *req.mutable_inputs(), held); !s.ok()) {
+    return s;
+  }
+  auto outs = Wire::place_outputs(*client_, meta_, *req.mutable_placements());
+  if (!outs.ok()) return outs.status();
   pb::RunResponse resp;
   grpc::ClientContext ctx;
   grpc::Status s = client_->stub->Run(&ctx, req, &resp);
   if (!s.ok()) return from_grpc(s);
-  std::vector<SharedTensor> results;
-  for (int i = 0; i < resp.outputs_size(); ++i) {
-    const pb::Value& v = resp.outputs(i);
-    SharedTensor r;
-    if (v.has_tensor() && v.tensor().has_segment()) {
-      r.slot_ = outs[static_cast<size_t>(i)].second;
-      r.data_ = outs[static_cast<size_t>(i)].first.data;
-      r.segment_id_ = v.tensor().segment().segment_id();
-      r.offset_ = v.tensor().segment().offset();
-      r.capacity_ = outs[static_cast<size_t>(i)].first.size;
-      r.dtype_ = from_proto(v.tensor().dtype());
-      r.sizes_.assign(v.tensor().sizes().begin(), v.tensor().sizes().end());
-      r.dim_order_.assign(v.tensor().dim_order().begin(), v.tensor().dim_order().end());
-    }
-    results.push_back(std::move(r));
+  held_inputs_ = std::move(held);  // an unplanned input stays bound to its slot
+  return Wire::decode_outputs(resp.outputs(), *outs);
+}
+
+Status Method::set_inputs(const std::vector<Input>& inputs) {
+  pb::SetInputsRequest req;
+  req.set_session(client_->session);
+  req.set_method_handle(handle_);
+  std::vector<std::shared_ptr<void>> held;
+  if (Status s = Wire::encode_inputs(*client_, inputs, *req.mutable_inputs(), held); !s.ok()) {
+    return s;
   }
-  return results;
+  pb::SetInputsResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = client_->stub->SetInputs(&ctx, req, &resp);
+  held_inputs_ = std::move(held);
+  return from_grpc(s);
+}
+
+Status Method::execute() {
+  pb::ExecuteRequest req;
+  req.set_session(client_->session);
+  req.set_method_handle(handle_);
+  pb::ExecuteResponse resp;
+  grpc::ClientContext ctx;
+  return from_grpc(client_->stub->Execute(&ctx, req, &resp));
+}
+
+Result<std::vector<SharedTensor>> Method::outputs() {
+  pb::GetOutputsRequest req;
+  req.set_session(client_->session);
+  req.set_method_handle(handle_);
+  auto outs = Wire::place_outputs(*client_, meta_, *req.mutable_placements());
+  if (!outs.ok()) return outs.status();
+  pb::GetOutputsResponse resp;
+  grpc::ClientContext ctx;
+  grpc::Status s = client_->stub->GetOutputs(&ctx, req, &resp);
+  if (!s.ok()) return from_grpc(s);
+  return Wire::decode_outputs(resp.outputs(), *outs);
 }
 
 }  // namespace etclient

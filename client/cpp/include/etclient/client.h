@@ -89,7 +89,7 @@ class SharedTensor {
   const char* device() const { return "cpu"; }
 
  private:
-  friend class Method;
+  friend struct Wire;
   friend class Client;
   std::shared_ptr<void> slot_;  // frees the slot when the last SharedTensor goes
   void* data_ = nullptr;
@@ -103,14 +103,23 @@ using Input = std::variant<HostTensor, SharedTensor, int64_t, double, bool>;
 
 class ClientImpl;
 class Program;
+struct Wire;  // the implementation's protocol helpers
 
 class Method {
  public:
-  ~Method();
+  ~Method();  // drops the daemon's instance
   const MethodMeta& meta() const { return meta_; }
-  // Runs once: inputs in order; outputs are fresh shared-memory tensors (a later call
-  // never overwrites them). Errors carry the daemon's message naming the input.
+
+  // Runs once (one round trip): inputs in order; outputs are fresh shared-memory
+  // tensors (a later call never overwrites them). Errors carry the daemon's message
+  // naming the input.
   Result<std::vector<SharedTensor>> execute(const std::vector<Input>& inputs);
+
+  // The same in three steps. Inputs are the caller's until replaced: a SharedTensor
+  // given to an unplanned input is read in place by every execute() that follows.
+  Status set_inputs(const std::vector<Input>& inputs);
+  Status execute();
+  Result<std::vector<SharedTensor>> outputs();  // fresh slots, as above
 
  private:
   friend class Program;
@@ -119,6 +128,7 @@ class Method {
   std::shared_ptr<ClientImpl> client_;
   uint64_t handle_;
   MethodMeta meta_;
+  std::vector<std::shared_ptr<void>> held_inputs_;  // slots bound inputs point into
 };
 
 class Program {
