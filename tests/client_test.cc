@@ -144,6 +144,26 @@ TEST(Client, ThreadsShareOneClientWithAMethodEach) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+TEST(Client, AResultOutlivesItsClient) {
+  DaemonProcess daemon;
+  etclient::SharedTensor kept;
+  {
+    auto client = connect(daemon);
+    ASSERT_TRUE(client);
+    auto program = client->load_program(kModels + "/mlp.pte");
+    ASSERT_TRUE(program.ok());
+    auto method = (*program)->load_method();
+    ASSERT_TRUE(method.ok());
+    std::vector<int64_t> sizes;
+    const std::vector<float> x = npy_floats("mlp/forward.in0.npy", &sizes);
+    auto out =
+        (*method)->execute({etclient::HostTensor{x.data(), etclient::DType::kFloat32, sizes, {}}});
+    ASSERT_TRUE(out.ok());
+    kept = (*out)[0];
+  }  // client, program and method are gone; the result's memory stays mapped
+  EXPECT_LT(max_diff(kept, npy_floats("mlp/forward.out0.npy")), 1e-5);
+}
+
 TEST(Client, NoDaemonIsAClearError) {
   auto client = etclient::Client::connect({"/tmp/et-serverd-nobody-here.sock", ""});
   ASSERT_FALSE(client.ok());

@@ -123,11 +123,12 @@ Result<std::pair<Slot, std::shared_ptr<void>>> Arena::allocate(uint64_t nbytes) 
   seg->free.erase(hole);
   if (left) seg->free[offset + want] = left;
   Slot slot{seg->id, offset, want, seg->base + offset};
-  std::weak_ptr<Arena> weak = weak_from_this();
+  // The handle keeps the arena (and so the mapping) alive: a result may outlive the
+  // Client that produced it.
+  std::shared_ptr<Arena> self = shared_from_this();
   const uint64_t id = seg->id;
-  std::shared_ptr<void> handle(nullptr, [weak, id, offset, want](void*) {
-    if (auto arena = weak.lock()) arena->release(id, offset, want);
-  });
+  std::shared_ptr<void> handle(
+      nullptr, [self, id, offset, want](void*) { self->release(id, offset, want); });
   return std::make_pair(slot, std::move(handle));
 }
 
