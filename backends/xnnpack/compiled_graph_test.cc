@@ -408,6 +408,92 @@ TEST(Layout, TransposesThatDoNotMergeToTwoDims) {
   expect_near(run(*built->graph, {x})[0], want);
 }
 
+TEST(Layout, ConcatenateTwoToFiveInputs) {
+  for (size_t n = 2; n <= 5; ++n) {
+    PayloadBuilder b;
+    std::vector<uint32_t> ins;
+    for (size_t i = 0; i < n; ++i) ins.push_back(b.input({2, i + 1}));
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += i + 1;
+    const uint32_t out = b.output({2, total});
+    b.concat(1, ins, out);
+    auto built = compile(b);
+    ASSERT_TRUE(built.ok()) << built.status().to_string();
+    std::vector<Floats> xs;
+    for (size_t i = 0; i < n; ++i) xs.push_back(sample(2 * (i + 1), false, static_cast<float>(i)));
+    Floats want;
+    for (size_t r = 0; r < 2; ++r)
+      for (size_t i = 0; i < n; ++i)
+        for (size_t c = 0; c <= i; ++c) want.push_back(xs[i][r * (i + 1) + c]);
+    expect_near(run(*built->graph, xs)[0], want);
+  }
+}
+
+TEST(ResizeBilinear, HalfPixelCentersLikePyTorch) {
+  // align_corners=False: src = (dst + 0.5) * in / out - 0.5, clamped at 0.
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 3, 4, 2});
+  const uint32_t out = b.output({1, 5, 7, 2});
+  b.resize_bilinear(5, 7, in, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(24);
+  auto coord = [](size_t dst, size_t in_size, size_t out_size, size_t& lo, size_t& hi, float& t) {
+    float src = (static_cast<float>(dst) + 0.5f) * static_cast<float>(in_size) /
+                    static_cast<float>(out_size) -
+                0.5f;
+    src = std::max(src, 0.0f);
+    lo = std::min(static_cast<size_t>(src), in_size - 1);
+    hi = std::min(lo + 1, in_size - 1);
+    t = src - static_cast<float>(lo);
+  };
+  Floats want;
+  for (size_t oy = 0; oy < 5; ++oy)
+    for (size_t ox = 0; ox < 7; ++ox)
+      for (size_t c = 0; c < 2; ++c) {
+        size_t y0, y1, x0, x1;
+        float ty, tx;
+        coord(oy, 3, 5, y0, y1, ty);
+        coord(ox, 4, 7, x0, x1, tx);
+        auto at = [&](size_t y, size_t xx) { return x[(y * 4 + xx) * 2 + c]; };
+        const float top = at(y0, x0) + (at(y0, x1) - at(y0, x0)) * tx;
+        const float bottom = at(y1, x0) + (at(y1, x1) - at(y1, x0)) * tx;
+        want.push_back(top + (bottom - top) * ty);
+      }
+  expect_near(run(*built->graph, {x})[0], want, 1e-5f);
+}
+
+TEST(ConvTranspose2d, StridedPaddedMatchesReference) {
+  // in [1,3,3,2], filter [OC=3, 3, 3, IC=2], stride 2, padding 1: out 5x5.
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 3, 3, 2});
+  const uint32_t out = b.output({1, 5, 5, 3});
+  const Floats w = sample(3 * 3 * 3 * 2, false, 0.6f), bias = {0.1f, -0.2f, 0.3f};
+  b.conv(NodeType::kConvTranspose2d, {1, 1, 1, 1, 3, 3, 2, 2, 1, 1, 2, 3, 1}, in,
+         b.constant({3, 3, 3, 2}, w), b.constant({3}, bias), out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(18);
+  Floats want(5 * 5 * 3);
+  for (size_t oy = 0; oy < 5; ++oy)
+    for (size_t ox = 0; ox < 5; ++ox)
+      for (size_t o = 0; o < 3; ++o) want[(oy * 5 + ox) * 3 + o] = bias[o];
+  for (size_t iy = 0; iy < 3; ++iy)
+    for (size_t ix = 0; ix < 3; ++ix)
+      for (size_t ky = 0; ky < 3; ++ky)
+        for (size_t kx = 0; kx < 3; ++kx) {
+          const long oy = static_cast<long>(iy * 2 + ky) - 1,
+                     ox = static_cast<long>(ix * 2 + kx) - 1;
+          if (oy < 0 || ox < 0 || oy >= 5 || ox >= 5) continue;
+          for (size_t o = 0; o < 3; ++o)
+            for (size_t i = 0; i < 2; ++i) {
+              want[(static_cast<size_t>(oy) * 5 + static_cast<size_t>(ox)) * 3 + o] +=
+                  x[(iy * 3 + ix) * 2 + i] * w[((o * 3 + ky) * 3 + kx) * 2 + i];
+            }
+        }
+  expect_near(run(*built->graph, {x})[0], want, 1e-4f);
+}
+
 // ---- Matrix products -----------------------------------------------------------------
 
 TEST(BatchMatrixMultiply, BroadcastBatchAndTransposedB) {

@@ -108,6 +108,11 @@ void PayloadBuilder::pooling(NodeType type, std::array<uint32_t, 8> p, uint32_t 
                                   out, 0)
                     .Union());
 }
+void PayloadBuilder::resize_bilinear(uint32_t height, uint32_t width, uint32_t in, uint32_t out,
+                                     uint32_t flags) {
+  s_->add(NodeType::kStaticResizeBilinear2D,
+          fb::CreateResizeBilinear(s_->fbb, height, width, in, out, flags).Union());
+}
 void PayloadBuilder::transpose(std::vector<uint32_t> perm, uint32_t in, uint32_t out) {
   auto v = s_->fbb.CreateVector(perm);
   s_->add(NodeType::kStaticTranspose,

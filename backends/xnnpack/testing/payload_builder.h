@@ -36,6 +36,8 @@ class PayloadBuilder {
             uint32_t bias, uint32_t out);
   // params: padding t/r/b/l, pool h/w, stride h/w
   void pooling(NodeType type, std::array<uint32_t, 8> params, uint32_t in, uint32_t out);
+  void resize_bilinear(uint32_t height, uint32_t width, uint32_t in, uint32_t out,
+                       uint32_t flags = 0);
   void transpose(std::vector<uint32_t> perm, uint32_t in, uint32_t out);
   void reshape(std::vector<uint32_t> shape, uint32_t in, uint32_t out);
   void slice(std::vector<uint32_t> offsets, std::vector<uint32_t> sizes, uint32_t in, uint32_t out);
