@@ -8,8 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "runtime/status.h"
 #include "proto/fd_protocol.h"
+#include "runtime/status.h"
 #include "server/service_core.h"
 
 namespace et::server {

@@ -444,7 +444,7 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
   return status;
 }
 
-Status ServiceCore::bind_inputs(Session&, const std::shared_ptr<Session>& owner, MethodSlot& slot,
+Status ServiceCore::bind_inputs(const std::shared_ptr<Session>& owner, MethodSlot& slot,
                                 const google::protobuf::RepeatedPtrField<pb::Value>& inputs,
                                 bool copy_inline) {
   Method& m = *slot.method;
@@ -502,7 +502,7 @@ Status ServiceCore::collect_outputs(
 Status ServiceCore::set_inputs(const pb::SetInputsRequest& req) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
-  return with_method(*slot, [&] { return bind_inputs(*s, s, *slot, req.inputs(), true); });
+  return with_method(*slot, [&] { return bind_inputs(s, *slot, req.inputs(), true); });
 }
 
 Status ServiceCore::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp) {
@@ -528,7 +528,7 @@ Status ServiceCore::run(const pb::RunRequest& req, pb::RunResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
   return with_method(*slot, [&]() -> Status {
     // Inline bytes are copied: an unplanned input stays bound to them after this call.
-    ET_RETURN_IF_ERROR(bind_inputs(*s, s, *slot, req.inputs(), true));
+    ET_RETURN_IF_ERROR(bind_inputs(s, *slot, req.inputs(), true));
     uint64_t micros = 0;
     Status st = execute_locked(*slot, micros);
     resp.set_execution_micros(micros);

@@ -82,7 +82,7 @@ class ServiceCore {
   Status fill_program_info(const RegisteredProgram& p, uint64_t id, pb::ProgramInfo& out) const;
   // Runs `fn` holding the slot's lock and a worker, waiting at most the deadline.
   Status with_method(MethodSlot& slot, const std::function<Status()>& fn);
-  Status bind_inputs(Session& s, const std::shared_ptr<Session>& owner, MethodSlot& slot,
+  Status bind_inputs(const std::shared_ptr<Session>& owner, MethodSlot& slot,
                      const google::protobuf::RepeatedPtrField<pb::Value>& inputs, bool copy_inline);
   Status prepare_outputs(MethodSlot& slot);
   Status execute_locked(MethodSlot& slot, uint64_t& micros);

@@ -160,6 +160,18 @@ struct Graph {
   std::vector<uint64_t> owned_flatbuffer;
 };
 
+// Whether `pred(value)` holds for every value `node` reads or writes (absent optional
+// inputs are skipped).
+template <typename Pred>
+bool all_node_values(const Graph& graph, const GraphNode& node, Pred pred) {
+  for (const auto* ids : {&node.inputs, &node.outputs}) {
+    for (uint32_t id : *ids) {
+      if (id != kNoValue && !pred(graph.values[id])) return false;
+    }
+  }
+  return true;
+}
+
 // Looks up the program's named data (constants shared by key).
 using NamedDataLookup = std::function<Result<std::span<const uint8_t>>(std::string_view key)>;
 

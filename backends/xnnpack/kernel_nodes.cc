@@ -6,11 +6,8 @@ namespace et::xnn {
 namespace {
 
 bool all_fp32(const Graph& graph, const GraphNode& node) {
-  auto fp32 = [&](uint32_t id) {
-    return id == kNoValue || graph.values[id].dtype == DataType::kFp32;
-  };
-  return std::all_of(node.inputs.begin(), node.inputs.end(), fp32) &&
-         std::all_of(node.outputs.begin(), node.outputs.end(), fp32);
+  return all_node_values(graph, node,
+                         [](const GraphValue& v) { return v.dtype == DataType::kFp32; });
 }
 
 }  // namespace

@@ -310,12 +310,10 @@ bool xnnpack_runs(const Graph& graph, const GraphNode& node) {
     default:
       break;
   }
-  auto known = [&](uint32_t id) {
+  return all_node_values(graph, node, [](const GraphValue& v) {
     xnn_datatype unused;
-    return id == kNoValue || xnn_type(graph.values[id].dtype, unused);
-  };
-  return std::all_of(node.inputs.begin(), node.inputs.end(), known) &&
-         std::all_of(node.outputs.begin(), node.outputs.end(), known);
+    return xnn_type(v.dtype, unused);
+  });
 }
 
 Result<XnnRun> XnnRun::create(const Graph& graph, std::span<const uint32_t> nodes,

@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "proto/fd_protocol.h"
+#include "proto/fd_client.h"
 #include "proto/sha256.h"
 #include "tools/npy.h"
 
@@ -146,40 +146,8 @@ void TestClient::close_session() {
 
 std::pair<uint32_t, std::string> TestClient::register_fd(int fd, const std::string& token,
                                                          uint16_t kind) {
-  const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, fd_socket_.c_str(), sizeof(addr.sun_path) - 1);
-  if (connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(sock);
-    return {9999, std::string("connect: ") + std::strerror(errno)};
-  }
-  etserver::FdRequest req{};
-  std::memcpy(req.magic, etserver::kFdMagic, 4);
-  req.version = etserver::kFdVersion;
-  req.kind = kind;
-  std::memcpy(req.session, token.data(), std::min<size_t>(token.size(), sizeof(req.session)));
-  iovec iov{&req, sizeof(req)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  }
-  etserver::FdReply reply{};
-  if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ||
-      recv(sock, &reply, sizeof(reply), 0) != sizeof(reply)) {
-    close(sock);
-    return {9998, "descriptor socket: no reply"};
-  }
-  close(sock);
+  const etserver::FdExchange reply = etserver::send_descriptor(fd_socket_, token, fd, kind);
+  if (!reply.delivered) return {9999, reply.message};
   if (reply.code == 0) return {0, std::to_string(reply.id)};
   return {reply.code, reply.message};
 }

@@ -2,14 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
+#include "proto/fd_client.h"
 #include "proto/fd_protocol.h"
 
 namespace etclient {
@@ -24,43 +22,9 @@ uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
 Result<uint64_t> send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
                                  uint16_t kind) {
-  const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, fd_socket.c_str(), sizeof(addr.sun_path) - 1);
-  if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    const std::string why = std::strerror(errno);
-    if (sock >= 0) close(sock);
-    return Status(StatusCode::kUnavailable, "cannot connect to " + fd_socket + ": " + why);
-  }
-  etserver::FdRequest req{};
-  std::memcpy(req.magic, etserver::kFdMagic, 4);
-  req.version = etserver::kFdVersion;
-  req.kind = kind;
-  std::memcpy(req.session, session.data(), std::min(session.size(), sizeof(req.session)));
-  iovec iov{&req, sizeof(req)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  etserver::FdReply reply{};
-  const bool sent = sendmsg(sock, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(req));
-  const bool got =
-      sent && recv(sock, &reply, sizeof(reply), 0) == static_cast<ssize_t>(sizeof(reply));
-  close(sock);
-  if (!got)
-    return Status(StatusCode::kUnavailable, "the daemon's descriptor socket did not answer");
-  if (reply.code != 0) {
-    reply.message[sizeof(reply.message) - 1] = 0;
-    return Status(StatusCode::kInvalidArgument, reply.message);
-  }
+  const etserver::FdExchange reply = etserver::send_descriptor(fd_socket, session, fd, kind);
+  if (!reply.delivered) return Status(StatusCode::kUnavailable, reply.message);
+  if (reply.code != 0) return Status(StatusCode::kInvalidArgument, reply.message);
   return reply.id;
 }
 

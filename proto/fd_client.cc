@@ -1,0 +1,63 @@
+#include "proto/fd_client.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "proto/fd_protocol.h"
+
+namespace etserver {
+
+FdExchange send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
+                           uint16_t kind) {
+  FdExchange out;
+  const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, fd_socket.c_str(), sizeof(addr.sun_path) - 1);
+  if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    out.message = "cannot connect to " + fd_socket + ": " + std::strerror(errno);
+    if (sock >= 0) close(sock);
+    return out;
+  }
+  FdRequest req{};
+  std::memcpy(req.magic, kFdMagic, 4);
+  req.version = kFdVersion;
+  req.kind = kind;
+  std::memcpy(req.session, session.data(), std::min(session.size(), sizeof(req.session)));
+  iovec iov{&req, sizeof(req)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  FdReply reply{};
+  const bool sent = sendmsg(sock, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(req));
+  const bool got =
+      sent && recv(sock, &reply, sizeof(reply), 0) == static_cast<ssize_t>(sizeof(reply));
+  close(sock);
+  if (!got) {
+    out.message = "the daemon's descriptor socket did not answer";
+    return out;
+  }
+  reply.message[sizeof(reply.message) - 1] = 0;
+  out.delivered = true;
+  out.code = reply.code;
+  out.id = reply.id;
+  out.message = reply.message;
+  return out;
+}
+
+}  // namespace etserver
