@@ -30,6 +30,8 @@ std::string_view status_code_name(StatusCode code) {
       return "DeadlineExceeded";
     case StatusCode::kUnavailable:
       return "Unavailable";
+    case StatusCode::kUnauthenticated:
+      return "Unauthenticated";
   }
   return "Unknown";
 }
@@ -66,5 +68,6 @@ Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 Status deadline_exceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
+Status unauthenticated(std::string m) { return {StatusCode::kUnauthenticated, std::move(m)}; }
 
 }  // namespace et

@@ -33,6 +33,7 @@ enum class StatusCode : unsigned char {
   kInternal,             // a bug in this project: please report it
   kDeadlineExceeded,     // a wait ran past its deadline (the daemon's request deadline)
   kUnavailable,          // the service cannot take the call now (shutting down)
+  kUnauthenticated,      // a request named no open session (unknown token, session closed)
 };
 
 // The name of a code as it appears in messages, e.g. "InvalidProgram".
@@ -76,6 +77,7 @@ Status io_error(std::string message);
 Status internal_error(std::string message);
 Status deadline_exceeded(std::string message);
 Status unavailable(std::string message);
+Status unauthenticated(std::string message);
 
 // A value of type T, or the non-OK Status saying why there is none.
 //

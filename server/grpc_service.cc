@@ -34,6 +34,9 @@ grpc::Status to_grpc(const Status& status) {
     case StatusCode::kUnavailable:
       code = grpc::StatusCode::UNAVAILABLE;
       break;
+    case StatusCode::kUnauthenticated:
+      code = grpc::StatusCode::UNAUTHENTICATED;
+      break;
     case StatusCode::kIoError:
     case StatusCode::kInternal:
     case StatusCode::kOk:
@@ -81,9 +84,32 @@ grpc::Status GrpcService::OpenSession(
   return grpc::Status::OK;
 }
 
+class GrpcService::CallCount {
+ public:
+  explicit CallCount(GrpcService& service) : service_(service) {
+    std::lock_guard<std::mutex> lock(service_.mu_);
+    ++service_.calls_running_;
+  }
+  ~CallCount() {
+    std::lock_guard<std::mutex> lock(service_.mu_);
+    if (--service_.calls_running_ == 0) service_.idle_.notify_all();
+  }
+  CallCount(const CallCount&) = delete;
+  CallCount& operator=(const CallCount&) = delete;
+
+ private:
+  GrpcService& service_;
+};
+
+bool GrpcService::wait_for_calls(std::chrono::milliseconds grace) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_.wait_for(lock, grace, [this] { return calls_running_ == 0; });
+}
+
 #define ET_UNARY(Name, Call)                                                         \
   grpc::Status GrpcService::Name(grpc::ServerContext*, const pb::Name##Request* req, \
                                  pb::Name##Response* resp) {                         \
+    CallCount counted(*this);                                                        \
     return to_grpc(Call);                                                            \
   }
 

@@ -4,6 +4,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +23,12 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
 
   // Ends every open session stream (shutdown): their OpenSession calls return.
   void cancel_sessions();
+
+  // Waits until no unary call is running, at most `grace`; false if some still are.
+  // (Shutdown then uses an immediate gRPC deadline: gRPC's own graceful wait also waits
+  // for idle clients to answer its GOAWAY, which a client that polls nothing does only
+  // on its 5 s backup poll.)
+  bool wait_for_calls(std::chrono::milliseconds grace);
 
   grpc::Status OpenSession(grpc::ServerContext* ctx,
                            grpc::ServerReaderWriter<pb::SessionServerMessage,
@@ -50,9 +58,13 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
                             pb::ServerStatusResponse* resp) override;
 
  private:
+  class CallCount;  // counts one unary call while it runs
+
   ServiceCore& core_;
   std::mutex mu_;
+  std::condition_variable idle_;
   std::map<uint64_t, grpc::ServerContext*> open_streams_;  // GUARDED_BY(mu_)
+  int calls_running_ = 0;                                  // GUARDED_BY(mu_)
 };
 
 }  // namespace et::server

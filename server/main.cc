@@ -75,8 +75,10 @@ int run(const et::server::Options& o) {
                o.shutdown_grace_ms);
   core.begin_shutdown();
   service.cancel_sessions();
-  server->Shutdown(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(o.shutdown_grace_ms));
+  if (!service.wait_for_calls(std::chrono::milliseconds(o.shutdown_grace_ms))) {
+    spdlog::warn("calls still running after {} ms: cancelling them", o.shutdown_grace_ms);
+  }
+  server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
   fd_channel->reset();
   std::remove(o.socket.c_str());

@@ -117,7 +117,7 @@ Result<std::shared_ptr<Session>> ServiceCore::find_session(const std::string& to
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(token);
   if (it == sessions_.end()) {
-    return not_found(
+    return unauthenticated(
         "session: no open session has this token (open one with OpenSession and "
         "keep its stream open)");
   }

@@ -191,5 +191,61 @@ TEST(Client, DaemonErrorsArriveAsValues) {
   EXPECT_EQ(missing.status().code(), etclient::StatusCode::kNotFound);
 }
 
+TEST(Client, StridedHostTensorsAreGatheredInOrder) {
+  DaemonProcess daemon;
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/add.pte");
+  ASSERT_TRUE(program.ok());
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok());
+  std::vector<int64_t> sizes;
+  const std::vector<float> a = npy_floats("add/forward.in0.npy", &sizes);
+  const std::vector<float> b = npy_floats("add/forward.in1.npy");
+  const int64_t rows = sizes[0], cols = sizes[1];
+  // a, stored transposed (column-major): strides {1, rows}.
+  std::vector<float> a_t(a.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) a_t[c * rows + r] = a[r * cols + c];
+  // b, stored upside down and read from its last row: strides {-cols, 1}.
+  std::vector<float> b_flipped(b.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) b_flipped[(rows - 1 - r) * cols + c] = b[r * cols + c];
+  auto out = (*method)->execute({
+      etclient::HostTensor{a_t.data(), etclient::DType::kFloat32, sizes, {1, rows}},
+      etclient::HostTensor{
+          b_flipped.data() + (rows - 1) * cols, etclient::DType::kFloat32, sizes, {-cols, 1}},
+  });
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_LT(max_diff((*out)[0], npy_floats("add/forward.out0.npy")), 1e-6);
+}
+
+TEST(Client, MalformedHostTensorsAreRefusedNamingTheInput) {
+  DaemonProcess daemon;
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/add.pte");
+  ASSERT_TRUE(program.ok());
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok());
+  const std::vector<float> x(6, 1.0f);
+  const etclient::HostTensor good{x.data(), etclient::DType::kFloat32, {2, 3}, {}};
+  const std::vector<std::pair<etclient::HostTensor, std::string>> cases = {
+      {{x.data(), etclient::DType::kFloat32, {2, 3}, {1}}, "strides"},
+      {{x.data(), etclient::DType::kFloat32, {2, -3}, {}}, "negative size"},
+      {{nullptr, etclient::DType::kFloat32, {2, 3}, {}}, "null"},
+      {{x.data(), etclient::DType::kFloat32, {1 << 30, 1 << 30}, {}}, "more elements"},
+  };
+  for (const auto& [bad, what] : cases) {
+    auto out = (*method)->execute({good, bad});
+    ASSERT_FALSE(out.ok()) << what;
+    EXPECT_EQ(out.status().code(), etclient::StatusCode::kInvalidArgument);
+    EXPECT_NE(out.status().message().find("inputs[1]"), std::string::npos)
+        << out.status().message();
+    EXPECT_NE(out.status().message().find(what), std::string::npos) << out.status().message();
+  }
+  EXPECT_TRUE((*method)->execute({good, good}).ok());  // nothing was left half-set
+}
+
 }  // namespace
 }  // namespace et::testing

@@ -173,7 +173,9 @@ TEST(Daemon, SessionsCannotUseEachOthersIds) {
   req.set_session(std::string(32, '0'));  // a forged token
   grpc::ClientContext ctx4;
   grpc::Status forged = a.stub().Run(&ctx4, req, &resp);
-  EXPECT_EQ(forged.error_code(), grpc::StatusCode::NOT_FOUND);
+  // UNAUTHENTICATED, not NOT_FOUND: a client tells "my session is gone (the daemon
+  // restarted)" from "this id is wrong" by the code.
+  EXPECT_EQ(forged.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_NE(forged.error_message().find("session"), std::string::npos);
 }
 

@@ -48,11 +48,28 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args) {
   for (size_t i = 0; i + 1 < args.size(); ++i) {
     if (args[i] == "--socket") socket_ = args[i + 1];  // the test chose the path
   }
-  std::vector<std::string> argv = {serverd_path(), "--socket", socket_, "--log-level", "debug"};
-  argv.insert(argv.end(), args.begin(), args.end());
+  argv_ = {serverd_path(), "--socket", socket_, "--log-level", "debug"};
+  argv_.insert(argv_.end(), args.begin(), args.end());
+  start();
+}
+
+void DaemonProcess::kill_and_restart() {
+  kill_now();
+  start();
+}
+
+void DaemonProcess::kill_now() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+void DaemonProcess::start() {
+  std::vector<std::string> argv = argv_;
   pid_ = fork();
   if (pid_ == 0) {
-    const int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     dup2(log, 1);
     dup2(log, 2);
     std::vector<char*> c;

@@ -29,6 +29,11 @@ class DaemonProcess {
   pid_t pid() const { return pid_; }
   // Sends SIGTERM and returns the exit status (as from waitpid's WEXITSTATUS, or -1).
   int stop();
+  // Kills the daemon (SIGKILL: no clean-up, a stale socket file left) and starts a new
+  // one on the same socket with the same arguments, as a supervisor would.
+  void kill_and_restart();
+  void kill_now();  // SIGKILL, no restart
+  void start();     // starts it again (after stop() or kill_now()) and waits until it listens
   // Resident set size of the daemon in KiB.
   long rss_kb() const;
   // The daemon's log so far.
@@ -36,6 +41,7 @@ class DaemonProcess {
 
  private:
   std::string dir_, socket_, log_path_;
+  std::vector<std::string> argv_;
   pid_t pid_ = -1;
 };
 

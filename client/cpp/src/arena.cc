@@ -24,6 +24,12 @@ Result<uint64_t> send_descriptor(const std::string& fd_socket, const std::string
                                  uint16_t kind) {
   const etserver::FdExchange reply = etserver::send_descriptor(fd_socket, session, fd, kind);
   if (!reply.delivered) return Status(StatusCode::kUnavailable, reply.message);
+  // The daemon's codes (runtime/status.h): 13 Unauthenticated (no such session: the
+  // daemon restarted) and 12 Unavailable (shutting down) mean the session is gone.
+  if (reply.code == 12 || reply.code == 13) {
+    return Status(StatusCode::kUnavailable, "et-serverd is unavailable: " + reply.message);
+  }
+  if (reply.code == 7) return Status(StatusCode::kResourceExhausted, reply.message);
   if (reply.code != 0) return Status(StatusCode::kInvalidArgument, reply.message);
   return reply.id;
 }
@@ -67,53 +73,63 @@ Result<Arena::Segment*> Arena::add_segment(uint64_t min_bytes) {
 Result<std::pair<Slot, std::shared_ptr<void>>> Arena::allocate(uint64_t nbytes) {
   const uint64_t want = round_up(std::max<uint64_t>(nbytes, 1), kAlign);
   std::lock_guard<std::mutex> lock(mu_);
-  Segment* seg = nullptr;
+  uint32_t index = 0;
   std::map<uint64_t, uint64_t>::iterator hole;
-  for (auto& s : segments_) {
-    hole = std::find_if(s->free.begin(), s->free.end(),
-                        [&](const auto& f) { return f.second >= want; });
-    if (hole != s->free.end()) {
-      seg = s.get();
-      break;
-    }
+  for (; index < segments_.size(); ++index) {
+    auto& free = segments_[index]->free;
+    hole = std::find_if(free.begin(), free.end(), [&](const auto& f) { return f.second >= want; });
+    if (hole != free.end()) break;
   }
-  if (!seg) {
+  if (index == segments_.size()) {
     auto added = add_segment(want);
     if (!added.ok()) return added.status();
-    seg = *added;
-    hole = seg->free.begin();
+    hole = (*added)->free.begin();
   }
+  Segment* seg = segments_[index].get();
   const uint64_t offset = hole->first, left = hole->second - want;
   seg->free.erase(hole);
   if (left) seg->free[offset + want] = left;
-  Slot slot{seg->id, offset, want, seg->base + offset};
+  Slot slot{index, offset, want, seg->base + offset};
   // The handle keeps the arena (and so the mapping) alive: a result may outlive the
   // Client that produced it.
   std::shared_ptr<Arena> self = shared_from_this();
-  const uint64_t id = seg->id;
   std::shared_ptr<void> handle(
-      nullptr, [self, id, offset, want](void*) { self->release(id, offset, want); });
+      nullptr, [self, index, offset, want](void*) { self->release(index, offset, want); });
   return std::make_pair(slot, std::move(handle));
 }
 
-void Arena::release(uint64_t segment_id, uint64_t offset, uint64_t size) {
+uint64_t Arena::wire_id(uint32_t index) const {
   std::lock_guard<std::mutex> lock(mu_);
+  return index < segments_.size() ? segments_[index]->id : 0;
+}
+
+Status Arena::rebind(const std::string& fd_socket, const std::string& session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fd_socket_ = fd_socket;
+  session_ = session;
   for (auto& s : segments_) {
-    if (s->id != segment_id) continue;
-    auto [it, inserted] = s->free.emplace(offset, size);
-    auto next = std::next(it);
-    if (next != s->free.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      s->free.erase(next);
+    auto id = send_descriptor(fd_socket_, session_, s->fd, etserver::kFdRegisterSegment);
+    if (!id.ok()) return id.status();
+    s->id = *id;
+  }
+  return Status();
+}
+
+void Arena::release(uint32_t segment, uint64_t offset, uint64_t size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Segment* s = segments_[segment].get();
+  auto [it, inserted] = s->free.emplace(offset, size);
+  auto next = std::next(it);
+  if (next != s->free.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    s->free.erase(next);
+  }
+  if (it != s->free.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      s->free.erase(it);
     }
-    if (it != s->free.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        s->free.erase(it);
-      }
-    }
-    return;
   }
 }
 

@@ -1,6 +1,8 @@
 // The client's shared memory: memfd segments, created on demand, sealed against
 // shrinking, registered with the daemon on its descriptor socket, and carved into
-// slots without a round trip. Thread-safe.
+// slots without a round trip. A segment is named here by its index (stable for the
+// arena's life); the id the daemon gave it changes when a new session re-registers it
+// (rebind()), so requests translate with wire_id() when they are built. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,7 @@
 namespace etclient {
 
 struct Slot {
-  uint64_t segment_id = 0;
+  uint32_t segment = 0;  // index in the arena
   uint64_t offset = 0;
   uint64_t size = 0;
   uint8_t* data = nullptr;
@@ -31,6 +33,13 @@ class Arena : public std::enable_shared_from_this<Arena> {
   // last copy is destroyed.
   Result<std::pair<Slot, std::shared_ptr<void>>> allocate(uint64_t nbytes);
 
+  // The daemon's id for segment `index` in the current session.
+  uint64_t wire_id(uint32_t index) const;
+
+  // Registers every segment with a new session (after a daemon restart); new segments
+  // go to it from now on.
+  Status rebind(const std::string& fd_socket, const std::string& session);
+
  private:
   struct Segment {
     uint64_t id = 0;
@@ -40,10 +49,10 @@ class Arena : public std::enable_shared_from_this<Arena> {
     std::map<uint64_t, uint64_t> free;  // offset -> length, coalesced
   };
   Result<Segment*> add_segment(uint64_t min_bytes);  // REQUIRES: mu_ held
-  void release(uint64_t segment_id, uint64_t offset, uint64_t size);
+  void release(uint32_t segment, uint64_t offset, uint64_t size);
 
-  std::string fd_socket_, session_;
-  std::mutex mu_;
+  std::string fd_socket_, session_;  // GUARDED_BY(mu_)
+  mutable std::mutex mu_;
   std::vector<std::unique_ptr<Segment>> segments_;  // GUARDED_BY(mu_)
 };
 

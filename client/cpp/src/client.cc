@@ -1,109 +1,25 @@
 #include "etclient/client.h"
 
-#include <grpcpp/grpcpp.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <mutex>
 
-#include "arena.h"
-#include "et_serverd.grpc.pb.h"
-#include "proto/fd_protocol.h"
+#include "connection.h"
 #include "proto/sha256.h"
+#include "wire.h"
 
 namespace etclient {
-
-namespace pb = ::etserver::v1;
-
-// The connection, the session (held open by its stream) and the shared-memory arena.
-class ClientImpl {
- public:
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<pb::EtServer::Stub> stub;
-  grpc::ClientContext session_ctx;
-  std::unique_ptr<grpc::ClientReaderWriter<pb::SessionClientMessage, pb::SessionServerMessage>>
-      stream;
-  std::string session, fd_socket;
-  std::shared_ptr<Arena> arena;
-
-  ~ClientImpl() {
-    if (stream) {
-      stream->WritesDone();
-      (void)stream->Finish();
-    }
-  }
-};
-
 namespace {
 
 constexpr size_t kInlineProgramBytes = size_t{1} << 20;  // larger programs go through shm
 
-Status from_grpc(const grpc::Status& s) {
-  switch (s.error_code()) {
-    case grpc::StatusCode::OK:
-      return Status();
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return Status(StatusCode::kInvalidArgument, s.error_message());
-    case grpc::StatusCode::NOT_FOUND:
-      return Status(StatusCode::kNotFound, s.error_message());
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return Status(StatusCode::kUnimplemented, s.error_message());
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return Status(StatusCode::kResourceExhausted, s.error_message());
-    case grpc::StatusCode::OUT_OF_RANGE:
-      return Status(StatusCode::kOutOfRange, s.error_message());
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return Status(StatusCode::kFailedPrecondition, s.error_message());
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return Status(StatusCode::kDeadlineExceeded, s.error_message());
-    case grpc::StatusCode::UNAVAILABLE:
-      return Status(StatusCode::kUnavailable, "et-serverd is unavailable: " + s.error_message());
-    default:
-      return Status(StatusCode::kInternal, s.error_message());
+Result<std::vector<uint8_t>> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status(StatusCode::kNotFound,
+                  "cannot read " + path + ": " + std::strerror(errno) + " (check the path)");
   }
-}
-
-pb::DataType to_proto(DType t) { return static_cast<pb::DataType>(static_cast<int>(t) + 1); }
-DType from_proto(pb::DataType t) {
-  return static_cast<DType>(std::max(0, static_cast<int>(t) - 1));
-}
-
-MethodMeta from_proto(const pb::MethodMeta& m) {
-  MethodMeta out;
-  out.name = m.name();
-  auto values = [](const auto& list, std::vector<ValueMeta>& dst) {
-    for (const pb::ValueMeta& v : list) {
-      ValueMeta meta;
-      meta.kind = v.kind();
-      if (v.has_tensor()) {
-        TensorMeta t;
-        t.dtype = from_proto(v.tensor().dtype());
-        t.sizes.assign(v.tensor().sizes().begin(), v.tensor().sizes().end());
-        t.dim_order.assign(v.tensor().dim_order().begin(), v.tensor().dim_order().end());
-        t.nbytes = v.tensor().nbytes();
-        t.memory_planned = v.tensor().memory_planned();
-        t.dynamic = v.tensor().dynamic();
-        meta.tensor = std::move(t);
-      }
-      dst.push_back(std::move(meta));
-    }
-  };
-  values(m.inputs(), out.inputs);
-  values(m.outputs(), out.outputs);
-  out.operators.assign(m.operators().begin(), m.operators().end());
-  out.backends.assign(m.backends().begin(), m.backends().end());
-  return out;
-}
-
-std::string default_socket() {
-  if (const char* env = std::getenv("ETSERVER_SOCKET"); env && *env) return env;
-  if (const char* dir = std::getenv("XDG_RUNTIME_DIR"); dir && *dir) {
-    return std::string(dir) + "/et-serverd.sock";
-  }
-  return "/tmp/et-serverd-" + std::to_string(getuid()) + ".sock";
+  return std::vector<uint8_t>{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace
@@ -161,269 +77,261 @@ std::vector<int64_t> SharedTensor::byte_strides() const {
   return s;
 }
 
+// --- Client ---------------------------------------------------------------------
+
 Result<std::shared_ptr<Client>> Client::connect(const Options& options) {
-  auto impl = std::make_shared<ClientImpl>();
-  const std::string socket = options.socket.empty() ? default_socket() : options.socket;
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(256 << 20);
-  args.SetMaxSendMessageSize(256 << 20);
-  impl->channel =
-      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
-  impl->stub = pb::EtServer::NewStub(impl->channel);
-  impl->stream = impl->stub->OpenSession(&impl->session_ctx);
-  pb::SessionClientMessage hello;
-  hello.set_client_name(options.client_name);
-  pb::SessionServerMessage welcome;
-  if (!impl->stream->Write(hello) || !impl->stream->Read(&welcome)) {
-    grpc::Status s = impl->stream->Finish();
-    impl->stream.reset();
-    return Status(StatusCode::kUnavailable,
-                  "cannot open a session with et-serverd on " + socket + ": " + s.error_message() +
-                      " (is the daemon running? start it with et-serverd --socket " + socket + ")");
-  }
-  impl->session = welcome.session();
-  impl->fd_socket = welcome.fd_socket();
-  impl->arena = std::make_shared<Arena>(impl->fd_socket, impl->session);
-  return std::shared_ptr<Client>(new Client(std::move(impl)));
+  auto impl =
+      ClientImpl::connect(options.socket.empty() ? default_socket() : options.socket, options);
+  if (!impl.ok()) return impl.status();
+  return std::shared_ptr<Client>(new Client(std::move(impl).value()));
 }
 
 Client::~Client() = default;
 
 Result<std::shared_ptr<Program>> Client::load_program(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(StatusCode::kNotFound, "cannot read " + path);
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return load_program_bytes(bytes);
+  auto bytes = read_file(path);
+  if (!bytes.ok()) return bytes.status();
+  auto program = std::make_shared<Program>();
+  program->path_ = path;
+  program->sha256_ = etserver::sha256_hex(*bytes);
+  auto id = retry_once(*impl_, [&](const std::shared_ptr<const Session>& session) {
+    program->client_ = impl_;
+    return program->id_in(*session, *bytes);
+  });
+  if (!id.ok()) return id.status();
+  return program;
 }
 
 Result<std::shared_ptr<Program>> Client::load_program_bytes(std::span<const uint8_t> bytes) {
-  pb::LoadProgramRequest req;
-  req.set_session(impl_->session);
-  req.set_sha256(etserver::sha256_hex(bytes));
-  pb::LoadProgramResponse resp;
-  grpc::Status s;
-  {
-    grpc::ClientContext ctx;
-    s = impl_->stub->LoadProgram(&ctx, req, &resp);
-  }
-  std::shared_ptr<void> slot_handle;
-  if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
-    if (bytes.size() <= kInlineProgramBytes) {
-      req.set_program_bytes(bytes.data(), bytes.size());
-    } else {
-      auto slot = impl_->arena->allocate(bytes.size());
-      if (!slot.ok()) return slot.status();
-      std::memcpy(slot->first.data, bytes.data(), bytes.size());
-      req.mutable_segment()->set_segment_id(slot->first.segment_id);
-      req.mutable_segment()->set_offset(slot->first.offset);
-      req.mutable_segment()->set_length(bytes.size());
-      slot_handle = slot->second;
-    }
-    grpc::ClientContext ctx;
-    s = impl_->stub->LoadProgram(&ctx, req, &resp);
-  }
-  if (!s.ok()) return from_grpc(s);
   auto program = std::make_shared<Program>();
-  program->client_ = impl_;
-  program->id_ = resp.program_id();
-  program->sha256_ = resp.sha256();
-  for (const pb::MethodMeta& m : resp.info().methods()) program->methods_.push_back(from_proto(m));
+  program->sha256_ = etserver::sha256_hex(bytes);
+  if (impl_->reconnects()) {
+    program->bytes_ = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+  }
+  auto id = retry_once(*impl_, [&](const std::shared_ptr<const Session>& session) {
+    program->client_ = impl_;
+    return program->id_in(*session, bytes);
+  });
+  if (!id.ok()) return id.status();
   return program;
 }
 
 Result<SharedTensor> Client::empty(DType dtype, std::vector<int64_t> sizes) {
   size_t numel = 1;
   for (int64_t s : sizes) {
-    if (s < 0) return Status(StatusCode::kInvalidArgument, "empty: negative size");
+    if (s < 0) {
+      return Status(StatusCode::kInvalidArgument,
+                    "empty: size " + std::to_string(s) + " is negative; sizes count elements");
+    }
+    if (s > 0 && numel > (size_t{1} << 40) / static_cast<size_t>(s)) {
+      return Status(StatusCode::kInvalidArgument, "empty: more than 2^40 elements");
+    }
     numel *= static_cast<size_t>(s);
   }
-  auto slot = impl_->arena->allocate(numel * element_size(dtype));
+  auto slot = retry_once(*impl_, [&](const std::shared_ptr<const Session>&) {
+    return impl_->arena().allocate(numel * element_size(dtype));
+  });
   if (!slot.ok()) return slot.status();
-  SharedTensor t;
-  t.slot_ = slot->second;
-  t.data_ = slot->first.data;
-  t.segment_id_ = slot->first.segment_id;
-  t.offset_ = slot->first.offset;
-  t.capacity_ = slot->first.size;
-  t.dtype_ = dtype;
-  t.sizes_ = std::move(sizes);
-  return t;
+  return Wire::make_shared_tensor(std::move(slot).value(), dtype, std::move(sizes));
+}
+
+// --- Program --------------------------------------------------------------------
+
+Result<uint64_t> Program::id_in(const Session& session, std::span<const uint8_t> have) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (id_ != 0 && generation_ == session.generation) return id_;
+  pb::LoadProgramRequest req;
+  req.set_session(session.token);
+  req.set_sha256(sha256_);
+  pb::LoadProgramResponse resp;
+  grpc::Status s;
+  {
+    grpc::ClientContext ctx;
+    s = client_->stub().LoadProgram(&ctx, req, &resp);
+  }
+  std::shared_ptr<void> slot_handle;  // holds the bytes' slot until the daemon has read them
+  if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+    // The daemon lacks these bytes: send them (from the caller, what we kept, or the file).
+    std::vector<uint8_t> reread;
+    if (have.empty() && bytes_) have = *bytes_;
+    if (have.empty()) {
+      auto file = read_file(path_);
+      if (!file.ok()) return file.status();
+      reread = std::move(file).value();
+      if (etserver::sha256_hex(reread) != sha256_) {
+        return Status(StatusCode::kFailedPrecondition,
+                      path_ +
+                          " changed since it was loaded, so it cannot be reloaded after the "
+                          "daemon restarted; load it again with load_program()");
+      }
+      have = reread;
+    }
+    if (have.size() <= kInlineProgramBytes) {
+      req.set_program_bytes(have.data(), have.size());
+    } else {
+      auto slot = client_->arena().allocate(have.size());
+      if (!slot.ok()) return slot.status();
+      std::memcpy(slot->first.data, have.data(), have.size());
+      req.mutable_segment()->set_segment_id(client_->arena().wire_id(slot->first.segment));
+      req.mutable_segment()->set_offset(slot->first.offset);
+      req.mutable_segment()->set_length(have.size());
+      slot_handle = slot->second;
+    }
+    grpc::ClientContext ctx;
+    s = client_->stub().LoadProgram(&ctx, req, &resp);
+  }
+  if (!s.ok()) return from_grpc(s);
+  if (methods_.empty()) {
+    for (const pb::MethodMeta& m : resp.info().methods()) methods_.push_back(from_proto(m));
+  }
+  id_ = resp.program_id();
+  generation_ = session.generation;
+  return id_;
 }
 
 Result<std::unique_ptr<Method>> Program::load_method(const std::string& name) {
-  pb::LoadMethodRequest req;
-  req.set_session(client_->session);
-  req.set_program_id(id_);
-  req.set_method_name(name);
-  pb::LoadMethodResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = client_->stub->LoadMethod(&ctx, req, &resp);
-  if (!s.ok()) return from_grpc(s);
+  struct Loaded {
+    uint64_t handle, generation;
+    MethodMeta meta;
+  };
+  auto loaded =
+      retry_once(*client_, [&](const std::shared_ptr<const Session>& session) -> Result<Loaded> {
+        auto id = id_in(*session);
+        if (!id.ok()) return id.status();
+        pb::LoadMethodRequest req;
+        req.set_session(session->token);
+        req.set_program_id(*id);
+        req.set_method_name(name);
+        pb::LoadMethodResponse resp;
+        grpc::ClientContext ctx;
+        if (grpc::Status s = client_->stub().LoadMethod(&ctx, req, &resp); !s.ok())
+          return from_grpc(s);
+        return Loaded{resp.method_handle(), session->generation, from_proto(resp.meta())};
+      });
+  if (!loaded.ok()) return loaded.status();
   return std::unique_ptr<Method>(
-      new Method(client_, resp.method_handle(), from_proto(resp.meta())));
+      new Method(shared_from_this(), loaded->handle, loaded->generation, std::move(loaded->meta)));
 }
 
+// --- Method ---------------------------------------------------------------------
+
+Method::Method(std::shared_ptr<Program> program, uint64_t handle, uint64_t generation,
+               MethodMeta meta)
+    : program_(std::move(program)),
+      client_(program_->client_),
+      handle_(handle),
+      generation_(generation),
+      meta_(std::move(meta)) {}
+
 Method::~Method() {
+  auto session = client_->session();
+  if (session->generation != generation_) return;  // that daemon is gone, and with it the method
   pb::DropMethodRequest req;
-  req.set_session(client_->session);
+  req.set_session(session->token);
   req.set_method_handle(handle_);
   pb::DropMethodResponse resp;
   grpc::ClientContext ctx;
-  (void)client_->stub->DropMethod(&ctx, req, &resp);
+  (void)client_->stub().DropMethod(&ctx, req, &resp);
 }
 
-using OutputSlots = std::vector<std::pair<Slot, std::shared_ptr<void>>>;
+Status Method::current_session(std::shared_ptr<const Session>& session) {
+  session = client_->session();
+  if (generation_ == session->generation) return Status();
+  // The daemon restarted since this method was made: make it again in the new one.
+  auto id = program_->id_in(*session);
+  if (!id.ok()) return id.status();
+  pb::LoadMethodRequest req;
+  req.set_session(session->token);
+  req.set_program_id(*id);
+  req.set_method_name(meta_.name);
+  pb::LoadMethodResponse resp;
+  grpc::ClientContext ctx;
+  if (grpc::Status s = client_->stub().LoadMethod(&ctx, req, &resp); !s.ok()) return from_grpc(s);
+  handle_ = resp.method_handle();
+  generation_ = session->generation;
+  held_inputs_.clear();
+  return Status(StatusCode::kAborted,
+                "et-serverd restarted: method '" + meta_.name +
+                    "' was re-created in the new daemon and its state (mutable buffers, inputs "
+                    "set earlier) was lost; call again (set the inputs again first if you use "
+                    "set_inputs)");
+}
 
-// Request and response encoding shared by the calls of Method (friend of SharedTensor).
-struct Wire {
-  static Status encode_inputs(ClientImpl& client, const std::vector<Input>& inputs,
-                              google::protobuf::RepeatedPtrField<pb::Value>& out,
-                              std::vector<std::shared_ptr<void>>& held) {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      pb::Value* v = out.Add();
-      if (const auto* x = std::get_if<int64_t>(&inputs[i])) {
-        v->set_int_value(*x);
-        continue;
-      }
-      if (const auto* d = std::get_if<double>(&inputs[i])) {
-        v->set_double_value(*d);
-        continue;
-      }
-      if (const auto* b = std::get_if<bool>(&inputs[i])) {
-        v->set_bool_value(*b);
-        continue;
-      }
-      SharedTensor shared;
-      if (const auto* h = std::get_if<HostTensor>(&inputs[i])) {
-        if (!h->strides.empty()) {
-          return Status(StatusCode::kInvalidArgument,
-                        "inputs[" + std::to_string(i) +
-                            "]: strided host tensors are not supported yet; pass a contiguous one");
-        }
-        size_t numel = 1;
-        for (int64_t s : h->sizes) numel *= static_cast<size_t>(std::max<int64_t>(0, s));
-        // Copied once into shared memory; the daemon reads it there.
-        auto slot = client.arena->allocate(numel * element_size(h->dtype));
-        if (!slot.ok()) return slot.status();
-        if (numel) std::memcpy(slot->first.data, h->data, numel * element_size(h->dtype));
-        held.push_back(slot->second);
-        shared.segment_id_ = slot->first.segment_id;
-        shared.offset_ = slot->first.offset;
-        shared.dtype_ = h->dtype;
-        shared.sizes_ = h->sizes;
-      } else {
-        shared = std::get<SharedTensor>(inputs[i]);
-        held.push_back(shared.slot_);  // the daemon may keep pointing at it
-      }
-      pb::Tensor* t = v->mutable_tensor();
-      t->set_dtype(to_proto(shared.dtype_));
-      for (int64_t s : shared.sizes_) t->add_sizes(s);
-      for (uint32_t axis : shared.dim_order_) t->add_dim_order(axis);
-      t->mutable_segment()->set_segment_id(shared.segment_id_);
-      t->mutable_segment()->set_offset(shared.offset_);
-      t->mutable_segment()->set_length(shared.nbytes());
-    }
-    return Status();
-  }
-
-  // Fresh output slots for every call: results already returned are never rewritten.
-  static Result<OutputSlots> place_outputs(
-      ClientImpl& client, const MethodMeta& meta,
-      google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements) {
-    OutputSlots outs;
-    for (const ValueMeta& o : meta.outputs) {
-      pb::OutputPlacement* p = placements.Add();
-      if (!o.tensor) {
-        p->set_inline_data(true);
-        outs.emplace_back();
-        continue;
-      }
-      auto slot = client.arena->allocate(o.tensor->nbytes);
-      if (!slot.ok()) return slot.status();
-      p->mutable_segment()->set_segment_id(slot->first.segment_id);
-      p->mutable_segment()->set_offset(slot->first.offset);
-      p->mutable_segment()->set_length(slot->first.size);
-      outs.push_back(std::move(slot).value());
-    }
-    return outs;
-  }
-
-  static std::vector<SharedTensor> decode_outputs(
-      const google::protobuf::RepeatedPtrField<pb::Value>& values, OutputSlots& outs) {
-    std::vector<SharedTensor> results;
-    for (int i = 0; i < values.size(); ++i) {
-      const pb::Value& v = values[i];
-      SharedTensor r;
-      if (v.has_tensor() && v.tensor().has_segment()) {
-        auto& [slot, handle] = outs[static_cast<size_t>(i)];
-        r.slot_ = handle;
-        r.data_ = slot.data;
-        r.segment_id_ = v.tensor().segment().segment_id();
-        r.offset_ = v.tensor().segment().offset();
-        r.capacity_ = slot.size;
-        r.dtype_ = from_proto(v.tensor().dtype());
-        r.sizes_.assign(v.tensor().sizes().begin(), v.tensor().sizes().end());
-        r.dim_order_.assign(v.tensor().dim_order().begin(), v.tensor().dim_order().end());
-      }
-      results.push_back(std::move(r));
-    }
-    return results;
-  }
-};
+template <typename Rpc>
+Status Method::call(Rpc&& rpc) {
+  std::shared_ptr<const Session> session;
+  if (Status s = current_session(session); !s.ok()) return s;
+  Status s = rpc(*session);
+  if (s.ok() || !session_lost(s) || !client_->reconnects()) return s;
+  if (Status r = client_->reconnect(session->generation); !r.ok()) return r;
+  return current_session(session);  // re-creates the method: kAborted, or why it could not
+}
 
 Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inputs) {
-  pb::RunRequest req;
-  req.set_session(client_->session);
-  req.set_method_handle(handle_);
-  std::vector<std::shared_ptr<void>> held;
-  if (Status s = Wire::encode_inputs(*client_, inputs, *req.mutable_inputs(), held); !s.ok()) {
-    return s;
-  }
-  auto outs = Wire::place_outputs(*client_, meta_, *req.mutable_placements());
-  if (!outs.ok()) return outs.status();
-  pb::RunResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = client_->stub->Run(&ctx, req, &resp);
-  if (!s.ok()) return from_grpc(s);
-  held_inputs_ = std::move(held);  // an unplanned input stays bound to its slot
-  return Wire::decode_outputs(resp.outputs(), *outs);
+  std::vector<SharedTensor> results;
+  Status s = call([&](const Session& session) -> Status {
+    pb::RunRequest req;
+    req.set_session(session.token);
+    req.set_method_handle(handle_);
+    std::vector<std::shared_ptr<void>> held;
+    Status encoded = Wire::encode_inputs(client_->arena(), inputs, *req.mutable_inputs(), held);
+    if (!encoded.ok()) return encoded;
+    auto outs = Wire::place_outputs(client_->arena(), meta_, *req.mutable_placements());
+    if (!outs.ok()) return outs.status();
+    pb::RunResponse resp;
+    grpc::ClientContext ctx;
+    if (grpc::Status g = client_->stub().Run(&ctx, req, &resp); !g.ok()) return from_grpc(g);
+    held_inputs_ = std::move(held);  // an unplanned input stays bound to its slot
+    results = Wire::decode_outputs(resp.outputs(), *outs);
+    return Status();
+  });
+  if (!s.ok()) return s;
+  return results;
 }
 
 Status Method::set_inputs(const std::vector<Input>& inputs) {
-  pb::SetInputsRequest req;
-  req.set_session(client_->session);
-  req.set_method_handle(handle_);
-  std::vector<std::shared_ptr<void>> held;
-  if (Status s = Wire::encode_inputs(*client_, inputs, *req.mutable_inputs(), held); !s.ok()) {
-    return s;
-  }
-  pb::SetInputsResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = client_->stub->SetInputs(&ctx, req, &resp);
-  held_inputs_ = std::move(held);
-  return from_grpc(s);
+  return call([&](const Session& session) -> Status {
+    pb::SetInputsRequest req;
+    req.set_session(session.token);
+    req.set_method_handle(handle_);
+    std::vector<std::shared_ptr<void>> held;
+    Status encoded = Wire::encode_inputs(client_->arena(), inputs, *req.mutable_inputs(), held);
+    if (!encoded.ok()) return encoded;
+    pb::SetInputsResponse resp;
+    grpc::ClientContext ctx;
+    if (grpc::Status g = client_->stub().SetInputs(&ctx, req, &resp); !g.ok()) return from_grpc(g);
+    held_inputs_ = std::move(held);
+    return Status();
+  });
 }
 
 Status Method::execute() {
-  pb::ExecuteRequest req;
-  req.set_session(client_->session);
-  req.set_method_handle(handle_);
-  pb::ExecuteResponse resp;
-  grpc::ClientContext ctx;
-  return from_grpc(client_->stub->Execute(&ctx, req, &resp));
+  return call([&](const Session& session) -> Status {
+    pb::ExecuteRequest req;
+    req.set_session(session.token);
+    req.set_method_handle(handle_);
+    pb::ExecuteResponse resp;
+    grpc::ClientContext ctx;
+    return from_grpc(client_->stub().Execute(&ctx, req, &resp));
+  });
 }
 
 Result<std::vector<SharedTensor>> Method::outputs() {
-  pb::GetOutputsRequest req;
-  req.set_session(client_->session);
-  req.set_method_handle(handle_);
-  auto outs = Wire::place_outputs(*client_, meta_, *req.mutable_placements());
-  if (!outs.ok()) return outs.status();
-  pb::GetOutputsResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = client_->stub->GetOutputs(&ctx, req, &resp);
-  if (!s.ok()) return from_grpc(s);
-  return Wire::decode_outputs(resp.outputs(), *outs);
+  std::vector<SharedTensor> results;
+  Status s = call([&](const Session& session) -> Status {
+    pb::GetOutputsRequest req;
+    req.set_session(session.token);
+    req.set_method_handle(handle_);
+    auto outs = Wire::place_outputs(client_->arena(), meta_, *req.mutable_placements());
+    if (!outs.ok()) return outs.status();
+    pb::GetOutputsResponse resp;
+    grpc::ClientContext ctx;
+    if (grpc::Status g = client_->stub().GetOutputs(&ctx, req, &resp); !g.ok()) return from_grpc(g);
+    results = Wire::decode_outputs(resp.outputs(), *outs);
+    return Status();
+  });
+  if (!s.ok()) return s;
+  return results;
 }
 
 }  // namespace etclient

@@ -9,10 +9,17 @@
 //
 // Thread-safety: a Client (and a Program) may be shared by threads; a Method is used by
 // one thread at a time (give each thread its own). Outputs are values: any thread.
+//
+// Daemon restarts: the next call on a Client, Program or Method opens a new session,
+// re-registers the shared memory, reloads the program and re-creates the method. A
+// Method's first call after that fails with kAborted, saying its state (mutable
+// buffers, inputs set earlier) was lost; call it again.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -58,12 +65,13 @@ struct MethodMeta {
   std::vector<std::string> operators, backends;
 };
 
-// Host memory the caller owns, read during execute() (copied once into shared memory).
+// Host memory the caller owns, read during the call that takes it (copied once into
+// shared memory, gathered into row-major order when strided).
 struct HostTensor {
   const void* data = nullptr;
   DType dtype = DType::kFloat32;
   std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;  // in elements; empty: contiguous row-major
+  std::vector<int64_t> strides;  // in elements, may be negative; empty: row-major
 };
 
 class Arena;
@@ -93,7 +101,8 @@ class SharedTensor {
   friend class Client;
   std::shared_ptr<void> slot_;  // frees the slot when the last SharedTensor goes
   void* data_ = nullptr;
-  uint64_t segment_id_ = 0, offset_ = 0, capacity_ = 0;
+  uint32_t segment_ = 0;  // index in the client's arena
+  uint64_t offset_ = 0, capacity_ = 0;
   DType dtype_ = DType::kFloat32;
   std::vector<int64_t> sizes_;
   std::vector<uint32_t> dim_order_;
@@ -103,6 +112,7 @@ using Input = std::variant<HostTensor, SharedTensor, int64_t, double, bool>;
 
 class ClientImpl;
 class Program;
+struct Session;
 struct Wire;  // the implementation's protocol helpers
 
 class Method {
@@ -112,7 +122,7 @@ class Method {
 
   // Runs once (one round trip): inputs in order; outputs are fresh shared-memory
   // tensors (a later call never overwrites them). Errors carry the daemon's message
-  // naming the input.
+  // naming the input; kAborted once after a daemon restart (see the top).
   Result<std::vector<SharedTensor>> execute(const std::vector<Input>& inputs);
 
   // The same in three steps. Inputs are the caller's until replaced: a SharedTensor
@@ -123,15 +133,22 @@ class Method {
 
  private:
   friend class Program;
-  Method(std::shared_ptr<ClientImpl> client, uint64_t handle, MethodMeta meta)
-      : client_(std::move(client)), handle_(handle), meta_(std::move(meta)) {}
+  Method(std::shared_ptr<Program> program, uint64_t handle, uint64_t generation, MethodMeta meta);
+  // Runs rpc(session); after a daemon restart (found now or by another call)
+  // reconnects, re-creates the method and returns kAborted instead.
+  template <typename Rpc>
+  Status call(Rpc&& rpc);
+  // Sets `session` to the current one, re-creating the method in it if it is new.
+  Status current_session(std::shared_ptr<const Session>& session);
+
+  std::shared_ptr<Program> program_;
   std::shared_ptr<ClientImpl> client_;
-  uint64_t handle_;
+  uint64_t handle_, generation_;
   MethodMeta meta_;
   std::vector<std::shared_ptr<void>> held_inputs_;  // slots bound inputs point into
 };
 
-class Program {
+class Program : public std::enable_shared_from_this<Program> {
  public:
   const std::string& sha256() const { return sha256_; }
   const std::vector<MethodMeta>& methods() const { return methods_; }
@@ -139,18 +156,31 @@ class Program {
 
  private:
   friend class Client;
+  friend class Method;
+  // The daemon's id for this program in `session`, loading it there if needed (by
+  // hash, then from the file or the bytes kept for that).
+  Result<uint64_t> id_in(const Session& session, std::span<const uint8_t> have = {});
+
   std::shared_ptr<ClientImpl> client_;
-  uint64_t id_ = 0;
+  std::string path_;                                   // loaded from a file, or
+  std::shared_ptr<const std::vector<uint8_t>> bytes_;  // kept to reload after a restart
   std::string sha256_;
   std::vector<MethodMeta> methods_;
+  std::mutex mu_;
+  uint64_t id_ = 0, generation_ = 0;  // GUARDED_BY(mu_)
 };
 
+struct ClientOptions {
+  std::string socket;  // empty: $ETSERVER_SOCKET, $XDG_RUNTIME_DIR/et-serverd.sock, /tmp/...
+  std::string client_name;
+  // How long a call waits for a restarted daemon before failing with kUnavailable;
+  // zero: never reconnect (and keep no program bytes for it).
+  std::chrono::milliseconds reconnect_timeout{5000};
+};
 class Client {
  public:
-  struct Options {
-    std::string socket;  // empty: $ETSERVER_SOCKET, $XDG_RUNTIME_DIR/et-serverd.sock, /tmp/...
-    std::string client_name;
-  };
+  using Options = ClientOptions;
+
   // Connects and opens a session. Unavailable when no daemon answers.
   static Result<std::shared_ptr<Client>> connect(const Options& options = {});
   ~Client();
@@ -158,6 +188,8 @@ class Client {
   // Loads a program: sends its SHA-256 first and the bytes only when the daemon lacks
   // them (through shared memory when large).
   Result<std::shared_ptr<Program>> load_program(const std::string& path);
+  // The bytes are copied (and kept, to reload after a restart, unless reconnecting is
+  // off); the caller's buffer may go once this returns.
   Result<std::shared_ptr<Program>> load_program_bytes(std::span<const uint8_t> bytes);
   // A tensor allocated in shared memory, for zero-copy inputs.
   Result<SharedTensor> empty(DType dtype, std::vector<int64_t> sizes);

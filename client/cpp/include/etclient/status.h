@@ -21,6 +21,7 @@ enum class StatusCode {
   kFailedPrecondition,  // called in the wrong state
   kDeadlineExceeded,    // the daemon's request deadline passed
   kUnavailable,         // no daemon (not running, restarting, shutting down)
+  kAborted,             // the daemon restarted: the method was re-created, its state lost
   kInternal,            // a bug: please report it
 };
 

@@ -1,0 +1,123 @@
+#include "connection.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace etclient {
+
+Session::~Session() {
+  if (!stream) return;
+  stream->WritesDone();
+  (void)stream->Finish();
+}
+
+Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socket,
+                                                        const Client::Options& options) {
+  std::shared_ptr<ClientImpl> impl(new ClientImpl());
+  impl->socket_ = socket;
+  impl->client_name_ = options.client_name;
+  impl->reconnect_timeout_ = options.reconnect_timeout;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  args.SetMaxSendMessageSize(256 << 20);
+  // A restarted daemon is found within ~0.1-1 s, not gRPC's default 1-120 s backoff.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  impl->channel_ =
+      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  impl->stub_ = pb::EtServer::NewStub(impl->channel_);
+  auto session = impl->open_session(1, /*wait=*/false);
+  if (!session.ok()) return session.status();
+  impl->arena_ = std::make_shared<Arena>((*session)->fd_socket, (*session)->token);
+  impl->session_ = std::move(session).value();
+  return impl;
+}
+
+Result<std::shared_ptr<Session>> ClientImpl::open_session(uint64_t generation, bool wait) {
+  // After a restart, try until the reconnect timeout: the daemon may still be starting.
+  const auto deadline = std::chrono::steady_clock::now() + reconnect_timeout_;
+  while (true) {
+    auto session = try_open_session(generation);
+    if (session.ok() || !wait || std::chrono::steady_clock::now() >= deadline) return session;
+    // Waiting on the channel's state (not sleeping) drives its connection attempt: a
+    // sync client polls nothing else between calls.
+    const grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+    (void)channel_->WaitForStateChange(
+        state, std::chrono::system_clock::now() + std::chrono::milliseconds(50));
+  }
+}
+
+Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generation) {
+  auto session = std::make_shared<Session>();
+  session->generation = generation;
+  session->stream = stub_->OpenSession(&session->context);
+  pb::SessionClientMessage hello;
+  hello.set_client_name(client_name_);
+  pb::SessionServerMessage welcome;
+  if (!session->stream->Write(hello) || !session->stream->Read(&welcome)) {
+    session->context.TryCancel();
+    grpc::Status s = session->stream->Finish();
+    session->stream.reset();
+    return Status(StatusCode::kUnavailable,
+                  "cannot open a session with et-serverd on " + socket_ + ": " +
+                      (s.error_message().empty() ? "no answer" : s.error_message()) +
+                      " (is the daemon running? start it with: et-serverd --socket " + socket_ +
+                      ")");
+  }
+  session->token = welcome.session();
+  session->fd_socket = welcome.fd_socket();
+  return session;
+}
+
+std::shared_ptr<const Session> ClientImpl::session() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return session_;
+}
+
+Status ClientImpl::reconnect(uint64_t generation) {
+  std::lock_guard<std::mutex> lock(mu_);  // one reconnect at a time; others wait for it
+  if (session_->generation != generation) return Status();
+  auto session = open_session(generation + 1, /*wait=*/true);
+  if (!session.ok()) return session.status();
+  if (Status s = arena_->rebind((*session)->fd_socket, (*session)->token); !s.ok()) return s;
+  session_ = std::move(session).value();
+  return Status();
+}
+
+Status from_grpc(const grpc::Status& s) {
+  switch (s.error_code()) {
+    case grpc::StatusCode::OK:
+      return Status();
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return Status(StatusCode::kInvalidArgument, s.error_message());
+    case grpc::StatusCode::NOT_FOUND:
+      return Status(StatusCode::kNotFound, s.error_message());
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return Status(StatusCode::kUnimplemented, s.error_message());
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return Status(StatusCode::kResourceExhausted, s.error_message());
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return Status(StatusCode::kOutOfRange, s.error_message());
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return Status(StatusCode::kFailedPrecondition, s.error_message());
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return Status(StatusCode::kDeadlineExceeded, s.error_message());
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return Status(StatusCode::kUnavailable, "et-serverd is unavailable: " + s.error_message());
+    default:
+      return Status(StatusCode::kInternal, s.error_message());
+  }
+}
+
+std::string default_socket() {
+  if (const char* env = std::getenv("ETSERVER_SOCKET"); env && *env) return env;
+  if (const char* dir = std::getenv("XDG_RUNTIME_DIR"); dir && *dir) {
+    return std::string(dir) + "/et-serverd.sock";
+  }
+  return "/tmp/et-serverd-" + std::to_string(getuid()) + ".sock";
+}
+
+}  // namespace etclient

@@ -1,0 +1,201 @@
+#include "wire.h"
+
+#include <cstring>
+#include <string>
+
+namespace etclient {
+namespace {
+
+pb::DataType to_proto(DType t) { return static_cast<pb::DataType>(static_cast<int>(t) + 1); }
+DType from_proto(pb::DataType t) {
+  return static_cast<DType>(std::max(0, static_cast<int>(t) - 1));
+}
+
+Status invalid_input(size_t index, const std::string& problem) {
+  return Status(StatusCode::kInvalidArgument, "inputs[" + std::to_string(index) + "]: " + problem);
+}
+
+// The element count of a host tensor, or why it is not a tensor one can read.
+Result<size_t> checked_numel(size_t index, const HostTensor& h) {
+  if (!h.strides.empty() && h.strides.size() != h.sizes.size()) {
+    return invalid_input(index, "has " + std::to_string(h.sizes.size()) + " sizes but " +
+                                    std::to_string(h.strides.size()) +
+                                    " strides; give one stride per dimension or none");
+  }
+  size_t numel = 1;
+  for (int64_t s : h.sizes) {
+    if (s < 0) return invalid_input(index, "has a negative size " + std::to_string(s));
+    if (s > 0 && numel > (size_t{1} << 48) / static_cast<size_t>(s)) {
+      return invalid_input(index, "has more elements than any tensor can (2^48)");
+    }
+    numel *= static_cast<size_t>(s);
+  }
+  if (numel > 0 && h.data == nullptr) return invalid_input(index, "data is null");
+  return numel;
+}
+
+}  // namespace
+
+void gather_row_major(uint8_t* dst, const uint8_t* src, const std::vector<int64_t>& sizes,
+                      const std::vector<int64_t>& strides, size_t element_size) {
+  const size_t rank = sizes.size();
+  if (rank == 0) {
+    std::memcpy(dst, src, element_size);
+    return;
+  }
+  for (int64_t s : sizes) {
+    if (s == 0) return;
+  }
+  // The innermost dimension is copied in a loop; outer indices count like an odometer.
+  std::vector<int64_t> index(rank, 0);
+  const int64_t inner = sizes[rank - 1];
+  const int64_t inner_step = strides[rank - 1] * static_cast<int64_t>(element_size);
+  while (true) {
+    int64_t offset = 0;
+    for (size_t d = 0; d + 1 < rank; ++d) offset += index[d] * strides[d];
+    const uint8_t* p = src + offset * static_cast<int64_t>(element_size);
+    if (inner_step == static_cast<int64_t>(element_size)) {
+      std::memcpy(dst, p, static_cast<size_t>(inner) * element_size);
+      dst += static_cast<size_t>(inner) * element_size;
+    } else {
+      for (int64_t i = 0; i < inner; ++i, dst += element_size, p += inner_step) {
+        std::memcpy(dst, p, element_size);
+      }
+    }
+    size_t d = rank - 1;
+    while (d-- > 0) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+Status Wire::encode_inputs(Arena& arena, const std::vector<Input>& inputs,
+                           google::protobuf::RepeatedPtrField<pb::Value>& out,
+                           std::vector<std::shared_ptr<void>>& held) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    pb::Value* v = out.Add();
+    if (const auto* x = std::get_if<int64_t>(&inputs[i])) {
+      v->set_int_value(*x);
+      continue;
+    }
+    if (const auto* d = std::get_if<double>(&inputs[i])) {
+      v->set_double_value(*d);
+      continue;
+    }
+    if (const auto* b = std::get_if<bool>(&inputs[i])) {
+      v->set_bool_value(*b);
+      continue;
+    }
+    SharedTensor shared;
+    if (const auto* h = std::get_if<HostTensor>(&inputs[i])) {
+      auto numel = checked_numel(i, *h);
+      if (!numel.ok()) return numel.status();
+      const size_t esize = element_size(h->dtype), nbytes = *numel * esize;
+      // Copied once into shared memory; the daemon reads it there.
+      auto slot = arena.allocate(nbytes);
+      if (!slot.ok()) return slot.status();
+      const auto* src = static_cast<const uint8_t*>(h->data);
+      if (*numel && h->strides.empty()) {
+        std::memcpy(slot->first.data, src, nbytes);
+      } else if (*numel) {
+        gather_row_major(slot->first.data, src, h->sizes, h->strides, esize);
+      }
+      shared = make_shared_tensor(std::move(slot).value(), h->dtype, h->sizes);
+    } else {
+      shared = std::get<SharedTensor>(inputs[i]);
+      if (shared.data_ == nullptr)
+        return invalid_input(i, "is an empty SharedTensor (make one with empty())");
+    }
+    held.push_back(shared.slot_);  // the daemon may keep pointing at it
+    pb::Tensor* t = v->mutable_tensor();
+    t->set_dtype(to_proto(shared.dtype_));
+    for (int64_t s : shared.sizes_) t->add_sizes(s);
+    for (uint32_t axis : shared.dim_order_) t->add_dim_order(axis);
+    t->mutable_segment()->set_segment_id(arena.wire_id(shared.segment_));
+    t->mutable_segment()->set_offset(shared.offset_);
+    t->mutable_segment()->set_length(shared.nbytes());
+  }
+  return Status();
+}
+
+Result<OutputSlots> Wire::place_outputs(
+    Arena& arena, const MethodMeta& meta,
+    google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements) {
+  OutputSlots outs;
+  for (const ValueMeta& o : meta.outputs) {
+    pb::OutputPlacement* p = placements.Add();
+    if (!o.tensor) {
+      p->set_inline_data(true);
+      outs.emplace_back();
+      continue;
+    }
+    auto slot = arena.allocate(o.tensor->nbytes);
+    if (!slot.ok()) return slot.status();
+    p->mutable_segment()->set_segment_id(arena.wire_id(slot->first.segment));
+    p->mutable_segment()->set_offset(slot->first.offset);
+    p->mutable_segment()->set_length(slot->first.size);
+    outs.push_back(std::move(slot).value());
+  }
+  return outs;
+}
+
+std::vector<SharedTensor> Wire::decode_outputs(
+    const google::protobuf::RepeatedPtrField<pb::Value>& values, OutputSlots& slots) {
+  std::vector<SharedTensor> results;
+  for (int i = 0; i < values.size(); ++i) {
+    const pb::Value& v = values[i];
+    SharedTensor r;
+    if (v.has_tensor() && v.tensor().has_segment() && static_cast<size_t>(i) < slots.size()) {
+      const pb::Tensor& t = v.tensor();
+      r = make_shared_tensor(std::move(slots[static_cast<size_t>(i)]), from_proto(t.dtype()),
+                             {t.sizes().begin(), t.sizes().end()});
+      r.dim_order_.assign(t.dim_order().begin(), t.dim_order().end());
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+SharedTensor Wire::make_shared_tensor(std::pair<Slot, std::shared_ptr<void>> slot, DType dtype,
+                                      std::vector<int64_t> sizes) {
+  SharedTensor t;
+  t.slot_ = std::move(slot.second);
+  t.data_ = slot.first.data;
+  t.segment_ = slot.first.segment;
+  t.offset_ = slot.first.offset;
+  t.capacity_ = slot.first.size;
+  t.dtype_ = dtype;
+  t.sizes_ = std::move(sizes);
+  return t;
+}
+
+MethodMeta from_proto(const pb::MethodMeta& m) {
+  MethodMeta out;
+  out.name = m.name();
+  auto values = [](const auto& list, std::vector<ValueMeta>& dst) {
+    for (const pb::ValueMeta& v : list) {
+      ValueMeta meta;
+      meta.kind = v.kind();
+      if (v.has_tensor()) {
+        TensorMeta t;
+        t.dtype = from_proto(v.tensor().dtype());
+        t.sizes.assign(v.tensor().sizes().begin(), v.tensor().sizes().end());
+        t.dim_order.assign(v.tensor().dim_order().begin(), v.tensor().dim_order().end());
+        t.nbytes = v.tensor().nbytes();
+        t.memory_planned = v.tensor().memory_planned();
+        t.dynamic = v.tensor().dynamic();
+        meta.tensor = std::move(t);
+      }
+      dst.push_back(std::move(meta));
+    }
+  };
+  values(m.inputs(), out.inputs);
+  values(m.outputs(), out.outputs);
+  out.operators.assign(m.operators().begin(), m.operators().end());
+  out.backends.assign(m.backends().begin(), m.backends().end());
+  return out;
+}
+
+}  // namespace etclient

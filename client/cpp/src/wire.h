@@ -1,0 +1,42 @@
+// Building requests and reading responses for Method's calls: inputs into protocol
+// Values (host memory copied into the arena; shared tensors named by their current
+// segment id), output placements (a fresh slot per output per call), results back into
+// SharedTensors. A friend of SharedTensor.
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "connection.h"
+
+namespace etclient {
+
+using OutputSlots = std::vector<std::pair<Slot, std::shared_ptr<void>>>;
+
+struct Wire {
+  // `held` receives the slots the daemon may keep reading (bound inputs).
+  static Status encode_inputs(Arena& arena, const std::vector<Input>& inputs,
+                              google::protobuf::RepeatedPtrField<pb::Value>& out,
+                              std::vector<std::shared_ptr<void>>& held);
+
+  // Fresh output slots for every call: results already returned are never rewritten.
+  static Result<OutputSlots> place_outputs(
+      Arena& arena, const MethodMeta& meta,
+      google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements);
+
+  static std::vector<SharedTensor> decode_outputs(
+      const google::protobuf::RepeatedPtrField<pb::Value>& values, OutputSlots& slots);
+
+  // A shared tensor over `slot`, for Client::empty().
+  static SharedTensor make_shared_tensor(std::pair<Slot, std::shared_ptr<void>> slot, DType dtype,
+                                         std::vector<int64_t> sizes);
+};
+
+MethodMeta from_proto(const pb::MethodMeta& meta);
+
+// Copies a strided tensor of `element_size`-byte elements into row-major `dst`.
+void gather_row_major(uint8_t* dst, const uint8_t* src, const std::vector<int64_t>& sizes,
+                      const std::vector<int64_t>& strides, size_t element_size);
+
+}  // namespace etclient

@@ -1,0 +1,187 @@
+// libetclient across daemon restarts: the daemon is SIGKILLed and started again on the
+// same socket (as systemd would); the client's next call re-creates its session,
+// segments, programs and methods and reports, once per method, that state was lost.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "etclient/client.h"
+#include "tests/support/daemon.h"
+
+namespace et::testing {
+namespace {
+
+const std::string kModels = ET_FIXTURES_DIR;
+using etclient::DType;
+using etclient::HostTensor;
+using etclient::StatusCode;
+
+std::vector<float> npy_floats(const std::string& rel, std::vector<int64_t>* sizes = nullptr) {
+  pb::Tensor t = npy_tensor(kModels + "/" + rel);
+  if (sizes) sizes->assign(t.sizes().begin(), t.sizes().end());
+  std::vector<float> v(t.inline_data().size() / 4);
+  std::memcpy(v.data(), t.inline_data().data(), v.size() * 4);
+  return v;
+}
+
+float max_diff(const etclient::SharedTensor& t, const std::vector<float>& want) {
+  if (t.numel() != want.size()) return INFINITY;
+  float worst = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    worst = std::max(worst, std::fabs(t.data_as<float>()[i] - want[i]));
+  return worst;
+}
+
+std::shared_ptr<etclient::Client> connect(const DaemonProcess& daemon,
+                                          std::chrono::milliseconds reconnect) {
+  etclient::ClientOptions options{daemon.socket(), "client_reconnect_test", reconnect};
+  auto client = etclient::Client::connect(options);
+  EXPECT_TRUE(client.ok()) << client.status().message();
+  return client.ok() ? *client : nullptr;
+}
+
+TEST(ClientReconnect, RecreatesEverythingAndReportsLostStateOnce) {
+  DaemonProcess daemon;
+  auto client = connect(daemon, std::chrono::seconds(30));
+  ASSERT_TRUE(client);
+  // State: mutable_buffer adds each input to a buffer and returns the buffer.
+  auto stateful = client->load_program(kModels + "/mutable_buffer.pte");
+  ASSERT_TRUE(stateful.ok()) << stateful.status().message();
+  auto counter = (*stateful)->load_method();
+  ASSERT_TRUE(counter.ok()) << counter.status().message();
+  std::vector<int64_t> sizes;
+  const auto x0 = npy_floats("mutable_buffer/forward.in0.npy", &sizes);
+  const auto x1 = npy_floats("mutable_buffer/forward.call1.in0.npy");
+  ASSERT_TRUE((*counter)->execute({HostTensor{x0.data(), DType::kFloat32, sizes, {}}}).ok());
+
+  // A program the client loaded from bytes it no longer holds, with a shared input.
+  std::vector<int64_t> add_sizes;
+  const auto a = npy_floats("add_unplanned_io/forward.in0.npy", &add_sizes);
+  const auto b = npy_floats("add_unplanned_io/forward.in1.npy");
+  const auto sum = npy_floats("add_unplanned_io/forward.out0.npy");
+  std::shared_ptr<etclient::Program> adder;
+  {
+    std::ifstream in(kModels + "/add_unplanned_io.pte", std::ios::binary);
+    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
+    auto loaded = client->load_program_bytes(bytes);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    adder = *loaded;
+  }
+  auto add = adder->load_method();
+  ASSERT_TRUE(add.ok());
+  auto shared_a = client->empty(DType::kFloat32, add_sizes);
+  ASSERT_TRUE(shared_a.ok());
+  std::memcpy(shared_a->data(), a.data(), a.size() * 4);
+  const HostTensor host_b{b.data(), DType::kFloat32, add_sizes, {}};
+  auto before = (*add)->execute({*shared_a, host_b});
+  ASSERT_TRUE(before.ok()) << before.status().message();
+
+  daemon.kill_and_restart();
+
+  // The first call of each method reports the restart, having re-created it.
+  auto aborted = (*counter)->execute({HostTensor{x1.data(), DType::kFloat32, sizes, {}}});
+  ASSERT_FALSE(aborted.ok());
+  EXPECT_EQ(aborted.status().code(), StatusCode::kAborted);
+  EXPECT_NE(aborted.status().message().find("state"), std::string::npos)
+      << aborted.status().message();
+  // The next runs on fresh state: the buffer holds x1 alone, not x0 + x1.
+  auto fresh = (*counter)->execute({HostTensor{x1.data(), DType::kFloat32, sizes, {}}});
+  ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+  EXPECT_LT(max_diff((*fresh)[0], x1), 1e-6);
+  EXPECT_GT(max_diff((*fresh)[0], npy_floats("mutable_buffer/forward.call1.out0.npy")), 1e-3);
+
+  // The other method was re-created from the kept bytes; the shared tensor made before
+  // the restart is registered with the new daemon.
+  auto add_aborted = (*add)->execute({*shared_a, host_b});
+  EXPECT_EQ(add_aborted.status().code(), StatusCode::kAborted);
+  auto after = (*add)->execute({*shared_a, host_b});
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  EXPECT_LT(max_diff((*after)[0], sum), 1e-6);
+  EXPECT_LT(max_diff((*before)[0], sum), 1e-6);  // a result from the old daemon is intact
+
+  // Loading needs no second try: it reconnects and retries by itself.
+  auto again = (*stateful)->load_method();
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE((*again)->execute({HostTensor{x0.data(), DType::kFloat32, sizes, {}}}).ok());
+  EXPECT_NE(daemon.log().find("session"), std::string::npos);
+}
+
+TEST(ClientReconnect, LoadingAfterARestartNeedsNoRetry) {
+  DaemonProcess daemon;
+  auto client = connect(daemon, std::chrono::seconds(30));
+  ASSERT_TRUE(client);
+  daemon.kill_and_restart();
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  std::vector<int64_t> sizes;
+  const auto x = npy_floats("mlp/forward.in0.npy", &sizes);
+  auto out = (*method)->execute({HostTensor{x.data(), DType::kFloat32, sizes, {}}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_LT(max_diff((*out)[0], npy_floats("mlp/forward.out0.npy")), 1e-5);
+}
+
+TEST(ClientReconnect, WithReconnectOffARestartIsUnavailable) {
+  DaemonProcess daemon;
+  auto client = connect(daemon, std::chrono::milliseconds(0));
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok());
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok());
+  daemon.kill_and_restart();
+  std::vector<int64_t> sizes;
+  const auto x = npy_floats("mlp/forward.in0.npy", &sizes);
+  for (int i = 0; i < 2; ++i) {
+    auto out = (*method)->execute({HostTensor{x.data(), DType::kFloat32, sizes, {}}});
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), StatusCode::kUnavailable) << out.status().message();
+  }
+}
+
+TEST(ClientReconnect, NoDaemonBackWithinTheTimeoutIsUnavailable) {
+  DaemonProcess daemon;
+  auto client = connect(daemon, std::chrono::milliseconds(300));
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok());
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok());
+  ASSERT_EQ(daemon.stop(), 0);
+  std::vector<int64_t> sizes;
+  const auto x = npy_floats("mlp/forward.in0.npy", &sizes);
+  auto out = (*method)->execute({HostTensor{x.data(), DType::kFloat32, sizes, {}}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(out.status().message().find("et-serverd"), std::string::npos) << out.status().message();
+}
+
+TEST(ClientReconnect, ACallWaitsForADaemonThatComesBack) {
+  DaemonProcess daemon;
+  auto client = connect(daemon, std::chrono::seconds(30));
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok());
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok());
+  daemon.kill_now();
+  std::thread supervisor([&] {  // restarts it a moment later, as systemd would
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    daemon.start();
+  });
+  std::vector<int64_t> sizes;
+  const auto x = npy_floats("mlp/forward.in0.npy", &sizes);
+  auto out = (*method)->execute({HostTensor{x.data(), DType::kFloat32, sizes, {}}});
+  supervisor.join();
+  EXPECT_EQ(out.status().code(), StatusCode::kAborted) << out.status().message();
+  out = (*method)->execute({HostTensor{x.data(), DType::kFloat32, sizes, {}}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_LT(max_diff((*out)[0], npy_floats("mlp/forward.out0.npy")), 1e-5);
+}
+
+}  // namespace
+}  // namespace et::testing
