@@ -39,7 +39,8 @@ def pytest_terminal_summary(terminalreporter):
     """How many fixture methods et-run matched, and how many it refused and why."""
     import sys
 
-    for name, label in (("test_et_run", "et-run"), ("test_daemon_fixtures", "et-serverd")):
+    for name, label in (("test_et_run", "et-run"), ("test_daemon_fixtures", "et-serverd"),
+                        ("test_client_fixtures", "libetclient")):
         module = sys.modules.get(name)
         if module is not None and any(module.OUTCOMES.values()):
             counts = ", ".join(f"{n} {what}" for what, n in module.OUTCOMES.items())

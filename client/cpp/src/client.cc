@@ -71,6 +71,25 @@ std::vector<int64_t> SharedTensor::strides() const {
   return strides;
 }
 
+Status SharedTensor::resize(std::vector<int64_t> sizes) {
+  size_t numel = 1;
+  for (int64_t s : sizes) {
+    if (s < 0) return Status(StatusCode::kInvalidArgument, "resize: a negative size");
+    if (s > 0 && numel > capacity_ / static_cast<size_t>(s))
+      numel = capacity_ + 1;
+    else
+      numel *= static_cast<size_t>(s);
+  }
+  if (data_ == nullptr || numel * element_size(dtype_) > capacity_) {
+    return Status(StatusCode::kOutOfRange,
+                  "resize: " + std::to_string(numel) + " elements do not fit the tensor's " +
+                      std::to_string(capacity_) + "-byte slot; allocate a larger one");
+  }
+  if (sizes.size() != sizes_.size()) dim_order_.clear();
+  sizes_ = std::move(sizes);
+  return Status();
+}
+
 std::vector<int64_t> SharedTensor::byte_strides() const {
   std::vector<int64_t> s = strides();
   for (int64_t& x : s) x *= static_cast<int64_t>(element_size(dtype_));
@@ -274,7 +293,8 @@ Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inpu
     req.set_session(session.token);
     req.set_method_handle(handle_);
     std::vector<std::shared_ptr<void>> held;
-    Status encoded = Wire::encode_inputs(client_->arena(), inputs, *req.mutable_inputs(), held);
+    Status encoded =
+        Wire::encode_inputs(client_->arena(), meta_, inputs, *req.mutable_inputs(), held);
     if (!encoded.ok()) return encoded;
     auto outs = Wire::place_outputs(client_->arena(), meta_, *req.mutable_placements());
     if (!outs.ok()) return outs.status();
@@ -282,7 +302,9 @@ Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inpu
     grpc::ClientContext ctx;
     if (grpc::Status g = client_->stub().Run(&ctx, req, &resp); !g.ok()) return from_grpc(g);
     held_inputs_ = std::move(held);  // an unplanned input stays bound to its slot
-    results = Wire::decode_outputs(resp.outputs(), *outs);
+    auto decoded = Wire::decode_outputs(client_->arena(), resp.outputs(), *outs);
+    if (!decoded.ok()) return decoded.status();
+    results = std::move(decoded).value();
     return Status();
   });
   if (!s.ok()) return s;
@@ -295,7 +317,8 @@ Status Method::set_inputs(const std::vector<Input>& inputs) {
     req.set_session(session.token);
     req.set_method_handle(handle_);
     std::vector<std::shared_ptr<void>> held;
-    Status encoded = Wire::encode_inputs(client_->arena(), inputs, *req.mutable_inputs(), held);
+    Status encoded =
+        Wire::encode_inputs(client_->arena(), meta_, inputs, *req.mutable_inputs(), held);
     if (!encoded.ok()) return encoded;
     pb::SetInputsResponse resp;
     grpc::ClientContext ctx;
@@ -316,6 +339,23 @@ Status Method::execute() {
   });
 }
 
+Result<SharedTensor> Method::empty_input(size_t index) {
+  if (index >= meta_.inputs.size() || !meta_.inputs[index].tensor) {
+    return Status(StatusCode::kInvalidArgument,
+                  "empty_input: method '" + meta_.name + "' has no tensor input " +
+                      std::to_string(index) + " (it has " + std::to_string(meta_.inputs.size()) +
+                      " inputs; see meta().inputs)");
+  }
+  const TensorMeta& t = *meta_.inputs[index].tensor;
+  auto slot = retry_once(*client_, [&](const std::shared_ptr<const Session>&) {
+    return client_->arena().allocate(t.nbytes);
+  });
+  if (!slot.ok()) return slot.status();
+  SharedTensor tensor = Wire::make_shared_tensor(std::move(slot).value(), t.dtype, t.sizes);
+  Wire::set_dim_order(tensor, t.dim_order);
+  return tensor;
+}
+
 Result<std::vector<SharedTensor>> Method::outputs() {
   std::vector<SharedTensor> results;
   Status s = call([&](const Session& session) -> Status {
@@ -327,7 +367,9 @@ Result<std::vector<SharedTensor>> Method::outputs() {
     pb::GetOutputsResponse resp;
     grpc::ClientContext ctx;
     if (grpc::Status g = client_->stub().GetOutputs(&ctx, req, &resp); !g.ok()) return from_grpc(g);
-    results = Wire::decode_outputs(resp.outputs(), *outs);
+    auto decoded = Wire::decode_outputs(client_->arena(), resp.outputs(), *outs);
+    if (!decoded.ok()) return decoded.status();
+    results = std::move(decoded).value();
     return Status();
   });
   if (!s.ok()) return s;

@@ -34,6 +34,34 @@ Result<size_t> checked_numel(size_t index, const HostTensor& h) {
   return numel;
 }
 
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * std::max<int64_t>(1, sizes[d]);
+  return strides;
+}
+
+// The dim order input `index` is declared with, when it is not row-major and has
+// `rank` dims; else empty.
+std::vector<uint32_t> declared_order(const MethodMeta& meta, size_t index, size_t rank) {
+  if (index >= meta.inputs.size() || !meta.inputs[index].tensor) return {};
+  const std::vector<uint32_t>& order = meta.inputs[index].tensor->dim_order;
+  if (order.size() != rank) return {};
+  for (size_t d = 0; d < rank; ++d) {
+    if (order[d] != d) return order;
+  }
+  return {};
+}
+
+// A 0-d tensor in a fresh slot holding one scalar output.
+template <typename T>
+Result<SharedTensor> scalar_tensor(Arena& arena, DType dtype, T value) {
+  auto slot = arena.allocate(sizeof(T));
+  if (!slot.ok()) return slot.status();
+  std::memcpy(slot->first.data, &value, sizeof(T));
+  return Wire::make_shared_tensor(std::move(slot).value(), dtype, {});
+}
+
 }  // namespace
 
 void gather_row_major(uint8_t* dst, const uint8_t* src, const std::vector<int64_t>& sizes,
@@ -71,7 +99,7 @@ void gather_row_major(uint8_t* dst, const uint8_t* src, const std::vector<int64_
   }
 }
 
-Status Wire::encode_inputs(Arena& arena, const std::vector<Input>& inputs,
+Status Wire::encode_inputs(Arena& arena, const MethodMeta& meta, const std::vector<Input>& inputs,
                            google::protobuf::RepeatedPtrField<pb::Value>& out,
                            std::vector<std::shared_ptr<void>>& held) {
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -97,12 +125,23 @@ Status Wire::encode_inputs(Arena& arena, const std::vector<Input>& inputs,
       auto slot = arena.allocate(nbytes);
       if (!slot.ok()) return slot.status();
       const auto* src = static_cast<const uint8_t*>(h->data);
-      if (*numel && h->strides.empty()) {
+      const std::vector<uint32_t> order = declared_order(meta, i, h->sizes.size());
+      const bool row_major = h->strides.empty() && order.empty();
+      if (*numel && row_major) {
         std::memcpy(slot->first.data, src, nbytes);
       } else if (*numel) {
-        gather_row_major(slot->first.data, src, h->sizes, h->strides, esize);
+        // Visiting dims in the method's order over the source yields the method's layout.
+        const std::vector<int64_t> strides =
+            h->strides.empty() ? row_major_strides(h->sizes) : h->strides;
+        std::vector<int64_t> sizes_in_order = h->sizes, strides_in_order = strides;
+        for (size_t k = 0; k < order.size(); ++k) {
+          sizes_in_order[k] = h->sizes[order[k]];
+          strides_in_order[k] = strides[order[k]];
+        }
+        gather_row_major(slot->first.data, src, sizes_in_order, strides_in_order, esize);
       }
       shared = make_shared_tensor(std::move(slot).value(), h->dtype, h->sizes);
+      shared.dim_order_ = order;
     } else {
       shared = std::get<SharedTensor>(inputs[i]);
       if (shared.data_ == nullptr)
@@ -141,19 +180,28 @@ Result<OutputSlots> Wire::place_outputs(
   return outs;
 }
 
-std::vector<SharedTensor> Wire::decode_outputs(
-    const google::protobuf::RepeatedPtrField<pb::Value>& values, OutputSlots& slots) {
+Result<std::vector<SharedTensor>> Wire::decode_outputs(
+    Arena& arena, const google::protobuf::RepeatedPtrField<pb::Value>& values, OutputSlots& slots) {
   std::vector<SharedTensor> results;
   for (int i = 0; i < values.size(); ++i) {
     const pb::Value& v = values[i];
-    SharedTensor r;
+    Result<SharedTensor> r = SharedTensor();
     if (v.has_tensor() && v.tensor().has_segment() && static_cast<size_t>(i) < slots.size()) {
       const pb::Tensor& t = v.tensor();
-      r = make_shared_tensor(std::move(slots[static_cast<size_t>(i)]), from_proto(t.dtype()),
+      SharedTensor view =
+          make_shared_tensor(std::move(slots[static_cast<size_t>(i)]), from_proto(t.dtype()),
                              {t.sizes().begin(), t.sizes().end()});
-      r.dim_order_.assign(t.dim_order().begin(), t.dim_order().end());
+      view.dim_order_.assign(t.dim_order().begin(), t.dim_order().end());
+      r = std::move(view);
+    } else if (v.kind_case() == pb::Value::kIntValue) {
+      r = scalar_tensor<int64_t>(arena, DType::kInt64, v.int_value());
+    } else if (v.kind_case() == pb::Value::kDoubleValue) {
+      r = scalar_tensor<double>(arena, DType::kFloat64, v.double_value());
+    } else if (v.kind_case() == pb::Value::kBoolValue) {
+      r = scalar_tensor<bool>(arena, DType::kBool, v.bool_value());
     }
-    results.push_back(std::move(r));
+    if (!r.ok()) return r.status();
+    results.push_back(std::move(r).value());
   }
   return results;
 }

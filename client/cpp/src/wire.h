@@ -15,8 +15,10 @@ namespace etclient {
 using OutputSlots = std::vector<std::pair<Slot, std::shared_ptr<void>>>;
 
 struct Wire {
-  // `held` receives the slots the daemon may keep reading (bound inputs).
-  static Status encode_inputs(Arena& arena, const std::vector<Input>& inputs,
+  // `held` receives the slots the daemon may keep reading (bound inputs). A host tensor
+  // is copied into the layout (dim order) the method declares for that input.
+  static Status encode_inputs(Arena& arena, const MethodMeta& meta,
+                              const std::vector<Input>& inputs,
                               google::protobuf::RepeatedPtrField<pb::Value>& out,
                               std::vector<std::shared_ptr<void>>& held);
 
@@ -25,8 +27,15 @@ struct Wire {
       Arena& arena, const MethodMeta& meta,
       google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements);
 
-  static std::vector<SharedTensor> decode_outputs(
-      const google::protobuf::RepeatedPtrField<pb::Value>& values, OutputSlots& slots);
+  // Tensors are views of their slots; an int, float or bool output becomes a 0-d int64,
+  // float64 or bool tensor (in its slot); none and other kinds, an empty SharedTensor.
+  static Result<std::vector<SharedTensor>> decode_outputs(
+      Arena& arena, const google::protobuf::RepeatedPtrField<pb::Value>& values,
+      OutputSlots& slots);
+
+  static void set_dim_order(SharedTensor& tensor, std::vector<uint32_t> order) {
+    tensor.dim_order_ = std::move(order);
+  }
 
   // A shared tensor over `slot`, for Client::empty().
   static SharedTensor make_shared_tensor(std::pair<Slot, std::shared_ptr<void>> slot, DType dtype,

@@ -42,8 +42,8 @@ enum class DType : uint8_t {
   kBool,
   kBFloat16
 };
-size_t element_size(DType type);
-const char* dtype_name(DType type);
+ETCLIENT_API size_t element_size(DType type);
+ETCLIENT_API const char* dtype_name(DType type);
 
 struct TensorMeta {
   DType dtype = DType::kFloat32;
@@ -65,8 +65,9 @@ struct MethodMeta {
   std::vector<std::string> operators, backends;
 };
 
-// Host memory the caller owns, read during the call that takes it (copied once into
-// shared memory, gathered into row-major order when strided).
+// Host memory the caller owns, read during the call that takes it: copied once into
+// shared memory, in the layout (dim order) the method declares for that input,
+// whatever the strides given.
 struct HostTensor {
   const void* data = nullptr;
   DType dtype = DType::kFloat32;
@@ -77,9 +78,11 @@ struct HostTensor {
 class Arena;
 
 // A tensor in the client's shared memory: an input the daemon reads without a copy
-// (from Client::empty()), or an output the daemon wrote. Holds its slot until the last
+// (from Client::empty() or Method::empty_input()), or an output the daemon wrote. A
+// scalar output (int, float, bool) is a 0-d int64, float64 or bool tensor; a None
+// output is an empty SharedTensor (data() null). Holds its slot until the last
 // copy of it is destroyed.
-class SharedTensor {
+class ETCLIENT_API SharedTensor {
  public:
   SharedTensor() = default;
   void* data() const { return data_; }
@@ -95,6 +98,9 @@ class SharedTensor {
   size_t numel() const;
   size_t nbytes() const { return numel() * element_size(dtype_); }
   const char* device() const { return "cpu"; }
+  // Gives the tensor new sizes within its slot (e.g. fewer rows of a dynamic input);
+  // kOutOfRange if they need more bytes than the slot has.
+  Status resize(std::vector<int64_t> sizes);
 
  private:
   friend struct Wire;
@@ -115,7 +121,7 @@ class Program;
 struct Session;
 struct Wire;  // the implementation's protocol helpers
 
-class Method {
+class ETCLIENT_API Method {
  public:
   ~Method();  // drops the daemon's instance
   const MethodMeta& meta() const { return meta_; }
@@ -128,6 +134,9 @@ class Method {
   // The same in three steps. Inputs are the caller's until replaced: a SharedTensor
   // given to an unplanned input is read in place by every execute() that follows.
   Status set_inputs(const std::vector<Input>& inputs);
+  // A tensor in shared memory shaped and laid out (dtype, sizes, dim order) as input
+  // `index` is declared: fill it and pass it for a zero-copy input.
+  Result<SharedTensor> empty_input(size_t index);
   Status execute();
   Result<std::vector<SharedTensor>> outputs();  // fresh slots, as above
 
@@ -148,7 +157,7 @@ class Method {
   std::vector<std::shared_ptr<void>> held_inputs_;  // slots bound inputs point into
 };
 
-class Program : public std::enable_shared_from_this<Program> {
+class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
  public:
   const std::string& sha256() const { return sha256_; }
   const std::vector<MethodMeta>& methods() const { return methods_; }
@@ -177,7 +186,7 @@ struct ClientOptions {
   // zero: never reconnect (and keep no program bytes for it).
   std::chrono::milliseconds reconnect_timeout{5000};
 };
-class Client {
+class ETCLIENT_API Client {
  public:
   using Options = ClientOptions;
 

@@ -9,6 +9,14 @@
 #include <utility>
 #include <variant>
 
+// The library's exported symbols (the shared library hides everything else, including
+// the protocol code it carries).
+#if defined(__GNUC__)
+#define ETCLIENT_API __attribute__((visibility("default")))
+#else
+#define ETCLIENT_API
+#endif
+
 namespace etclient {
 
 enum class StatusCode {

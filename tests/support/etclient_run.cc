@@ -1,0 +1,177 @@
+// etclient-run: runs one method through a running et-serverd with libetclient, like
+// et-run does in-process: the fixture suite's proof that every program works through
+// the C++ client (tests/test_client_fixtures.py).
+//
+//   etclient-run --socket PATH MODEL.pte [--method NAME] [--input FILE.npy]...
+//                [--then --input FILE.npy ...]... [--output-dir DIR] [--shared]
+//
+// Each --then starts another call on the same method instance (stateful methods keep
+// their state between them). Outputs of call K land in DIR/callK/0.npy, ... in C order.
+// --shared writes tensor inputs into Method::empty_input() buffers (zero copy) instead
+// of passing host memory. Exit status: 0 success, 1 error (on stderr), 2 bad usage.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "etclient/client.h"
+#include "tools/layout.h"
+#include "tools/npy.h"
+
+namespace {
+
+using etclient::DType;
+
+DType to_dtype(et::ScalarType t) {
+  switch (t) {
+    case et::ScalarType::kByte:
+      return DType::kUInt8;
+    case et::ScalarType::kChar:
+      return DType::kInt8;
+    case et::ScalarType::kShort:
+      return DType::kInt16;
+    case et::ScalarType::kInt:
+      return DType::kInt32;
+    case et::ScalarType::kLong:
+      return DType::kInt64;
+    case et::ScalarType::kHalf:
+      return DType::kFloat16;
+    case et::ScalarType::kDouble:
+      return DType::kFloat64;
+    case et::ScalarType::kBool:
+      return DType::kBool;
+    case et::ScalarType::kBFloat16:
+      return DType::kBFloat16;
+    default:
+      return DType::kFloat32;
+  }
+}
+
+et::ScalarType to_scalar_type(DType t) {
+  static const et::ScalarType kTypes[] = {et::ScalarType::kByte,  et::ScalarType::kChar,
+                                          et::ScalarType::kShort, et::ScalarType::kInt,
+                                          et::ScalarType::kLong,  et::ScalarType::kHalf,
+                                          et::ScalarType::kFloat, et::ScalarType::kDouble,
+                                          et::ScalarType::kBool,  et::ScalarType::kBFloat16};
+  return kTypes[static_cast<int>(t)];
+}
+
+std::vector<int64_t> row_major(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * std::max<int64_t>(1, sizes[d]);
+  return strides;
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "etclient-run: %s\n", message.c_str());
+  return 1;
+}
+
+// One input from a .npy file, as input `index` of `method` declares it.
+etclient::Result<etclient::Input> make_input(etclient::Method& method, size_t index,
+                                             const et::tools::NpyArray& a, bool shared) {
+  const auto& declared = method.meta().inputs.at(index);
+  if (a.shape.empty() && declared.kind != "tensor") {  // a 0-d array: a scalar input
+    if (declared.kind == "int") {
+      return etclient::Input{a.dtype == et::ScalarType::kLong
+                                 ? *reinterpret_cast<const int64_t*>(a.data.data())
+                                 : int64_t{*reinterpret_cast<const int32_t*>(a.data.data())}};
+    }
+    if (declared.kind == "float") {
+      return etclient::Input{a.dtype == et::ScalarType::kDouble
+                                 ? *reinterpret_cast<const double*>(a.data.data())
+                                 : double{*reinterpret_cast<const float*>(a.data.data())}};
+    }
+    return etclient::Input{a.data[0] != 0};
+  }
+  DType dtype = to_dtype(a.dtype);
+  // bfloat16 travels in .npy files as uint16 bit patterns.
+  if (declared.tensor && declared.tensor->dtype == DType::kBFloat16 &&
+      a.dtype == et::ScalarType::kUInt16) {
+    dtype = DType::kBFloat16;
+  }
+  const etclient::HostTensor host{a.data.data(), dtype, a.shape, {}};
+  if (!shared) return etclient::Input{host};
+  auto buffer = method.empty_input(index);
+  if (!buffer.ok()) return buffer.status();
+  if (buffer->sizes() != a.shape) {  // a dynamic input: fewer elements than its bound
+    if (etclient::Status s = buffer->resize(a.shape); !s.ok()) return s;
+  }
+  if (buffer->nbytes() != a.data.size()) {
+    return etclient::Status(etclient::StatusCode::kInvalidArgument,
+                            "input " + std::to_string(index) + ": the file holds " +
+                                std::to_string(a.data.size()) + " bytes, the method's buffer " +
+                                std::to_string(buffer->nbytes()));
+  }
+  et::tools::copy_strided(a.data.data(), row_major(a.shape), buffer->data(), buffer->strides(),
+                          a.shape, etclient::element_size(dtype));
+  return etclient::Input{*buffer};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string socket, model, method_name = "forward", out_dir = ".";
+  std::vector<std::vector<std::string>> calls(1);
+  bool shared = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--socket")
+      socket = next();
+    else if (a == "--method")
+      method_name = next();
+    else if (a == "--input")
+      calls.back().push_back(next());
+    else if (a == "--then")
+      calls.emplace_back();
+    else if (a == "--output-dir")
+      out_dir = next();
+    else if (a == "--shared")
+      shared = true;
+    else
+      model = a;
+  }
+  if (model.empty()) {
+    std::fprintf(stderr,
+                 "usage: etclient-run --socket PATH MODEL.pte [--method NAME] [--input F.npy]... "
+                 "[--then --input F.npy ...]... [--output-dir DIR] [--shared]\n");
+    return 2;
+  }
+  auto client = etclient::Client::connect({socket, "etclient-run"});
+  if (!client.ok()) return fail(client.status().message());
+  auto program = (*client)->load_program(model);
+  if (!program.ok()) return fail(program.status().message());
+  auto method = (*program)->load_method(method_name);
+  if (!method.ok()) return fail(method.status().message());
+
+  for (size_t k = 0; k < calls.size(); ++k) {
+    std::vector<etclient::Input> inputs;
+    std::vector<et::tools::NpyArray> arrays;  // the host memory inputs point into
+    arrays.reserve(calls[k].size());
+    for (size_t i = 0; i < calls[k].size(); ++i) {
+      auto a = et::tools::read_npy(calls[k][i]);
+      if (!a.ok()) return fail(a.status().to_string());
+      arrays.push_back(std::move(a).value());
+      auto input = make_input(**method, i, arrays.back(), shared);
+      if (!input.ok()) return fail(input.status().message());
+      inputs.push_back(std::move(input).value());
+    }
+    auto outputs = (*method)->execute(inputs);
+    if (!outputs.ok()) return fail(outputs.status().message());
+    const std::string dir = out_dir + "/call" + std::to_string(k);
+    std::filesystem::create_directories(dir);
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      const etclient::SharedTensor& t = (*outputs)[i];
+      if (t.data() == nullptr) continue;  // None
+      std::vector<uint8_t> c_order(t.nbytes());
+      et::tools::copy_strided(t.data(), t.strides(), c_order.data(), row_major(t.sizes()),
+                              t.sizes(), etclient::element_size(t.dtype()));
+      et::Status st = et::tools::write_npy(dir + "/" + std::to_string(i) + ".npy",
+                                           to_scalar_type(t.dtype()), t.sizes(), c_order.data());
+      if (!st.ok()) return fail(st.to_string());
+    }
+  }
+  return 0;
+}
