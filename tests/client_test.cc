@@ -240,7 +240,7 @@ TEST(Client, MalformedHostTensorsAreRefusedNamingTheInput) {
     auto out = (*method)->execute({good, bad});
     ASSERT_FALSE(out.ok()) << what;
     EXPECT_EQ(out.status().code(), etclient::StatusCode::kInvalidArgument);
-    EXPECT_NE(out.status().message().find("inputs[1]"), std::string::npos)
+    EXPECT_NE(out.status().message().find("input 1:"), std::string::npos)
         << out.status().message();
     EXPECT_NE(out.status().message().find(what), std::string::npos) << out.status().message();
   }

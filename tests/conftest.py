@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +21,34 @@ BUILD = Path(os.environ.get("ET_BUILD_DIR", ROOT / "build"))
 
 def manifest() -> dict:
     return json.loads((MODELS / "manifest.json").read_text())
+
+
+@contextlib.contextmanager
+def running_daemon(*args: str):
+    """An et-serverd from the build on a private socket; stopped with SIGTERM after."""
+    serverd = built_tool("et-serverd", "server")
+    with tempfile.TemporaryDirectory(prefix="et-py-") as tmp:
+        sock = Path(tmp) / "s.sock"
+        log = open(Path(tmp) / "daemon.log", "w+")
+        proc = subprocess.Popen([serverd, "--socket", sock, "--log-level", "warn", *args],
+                                stdout=log, stderr=subprocess.STDOUT)
+        for _ in range(600):
+            if sock.exists():
+                break
+            assert proc.poll() is None, "et-serverd exited at start"
+            time.sleep(0.05)
+        try:
+            yield sock
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def daemon_socket():
+    """A daemon shared by a test module."""
+    with running_daemon() as sock:
+        yield str(sock)
 
 
 def built_tool(name: str, folder: str = "tools") -> Path:
@@ -40,7 +73,9 @@ def pytest_terminal_summary(terminalreporter):
     import sys
 
     for name, label in (("test_et_run", "et-run"), ("test_daemon_fixtures", "et-serverd"),
-                        ("test_client_fixtures", "libetclient")):
+                        ("test_client_fixtures", "libetclient"),
+                        ("test_py_fixtures", "etclient (Python)"),
+                        ("test_torch_fixtures", "etclient (Python, torch)")):
         module = sys.modules.get(name)
         if module is not None and any(module.OUTCOMES.values()):
             counts = ", ".join(f"{n} {what}" for what, n in module.OUTCOMES.items())

@@ -356,6 +356,12 @@ Result<SharedTensor> Method::empty_input(size_t index) {
   return tensor;
 }
 
+Result<SharedTensor> Method::stage_input(size_t index, const HostTensor& host) {
+  return retry_once(*client_, [&](const std::shared_ptr<const Session>&) {
+    return Wire::copy_host(client_->arena(), meta_, index, host);
+  });
+}
+
 Result<std::vector<SharedTensor>> Method::outputs() {
   std::vector<SharedTensor> results;
   Status s = call([&](const Session& session) -> Status {

@@ -6,13 +6,16 @@
 namespace etclient {
 namespace {
 
+constexpr size_t kMaxRank = 16;           // the daemon's runtime (runtime/tensor.h)
+constexpr int64_t kMaxSize = 0x7fffffff;  // sizes are int32 there
+
 pb::DataType to_proto(DType t) { return static_cast<pb::DataType>(static_cast<int>(t) + 1); }
 DType from_proto(pb::DataType t) {
   return static_cast<DType>(std::max(0, static_cast<int>(t) - 1));
 }
 
 Status invalid_input(size_t index, const std::string& problem) {
-  return Status(StatusCode::kInvalidArgument, "inputs[" + std::to_string(index) + "]: " + problem);
+  return Status(StatusCode::kInvalidArgument, "input " + std::to_string(index) + ": " + problem);
 }
 
 // The element count of a host tensor, or why it is not a tensor one can read.
@@ -22,9 +25,19 @@ Result<size_t> checked_numel(size_t index, const HostTensor& h) {
                                     std::to_string(h.strides.size()) +
                                     " strides; give one stride per dimension or none");
   }
+  if (h.sizes.size() > kMaxRank) {
+    return invalid_input(index, "has " + std::to_string(h.sizes.size()) +
+                                    " dimensions; et-serverd tensors have at most " +
+                                    std::to_string(kMaxRank));
+  }
   size_t numel = 1;
-  for (int64_t s : h.sizes) {
+  for (size_t d = 0; d < h.sizes.size(); ++d) {
+    const int64_t s = h.sizes[d];
     if (s < 0) return invalid_input(index, "has a negative size " + std::to_string(s));
+    if (s > kMaxSize) {
+      return invalid_input(index, "dimension " + std::to_string(d) + " is " + std::to_string(s) +
+                                      ", more than a tensor dimension can hold (2^31-1)");
+    }
     if (s > 0 && numel > (size_t{1} << 48) / static_cast<size_t>(s)) {
       return invalid_input(index, "has more elements than any tensor can (2^48)");
     }
@@ -118,30 +131,9 @@ Status Wire::encode_inputs(Arena& arena, const MethodMeta& meta, const std::vect
     }
     SharedTensor shared;
     if (const auto* h = std::get_if<HostTensor>(&inputs[i])) {
-      auto numel = checked_numel(i, *h);
-      if (!numel.ok()) return numel.status();
-      const size_t esize = element_size(h->dtype), nbytes = *numel * esize;
-      // Copied once into shared memory; the daemon reads it there.
-      auto slot = arena.allocate(nbytes);
-      if (!slot.ok()) return slot.status();
-      const auto* src = static_cast<const uint8_t*>(h->data);
-      const std::vector<uint32_t> order = declared_order(meta, i, h->sizes.size());
-      const bool row_major = h->strides.empty() && order.empty();
-      if (*numel && row_major) {
-        std::memcpy(slot->first.data, src, nbytes);
-      } else if (*numel) {
-        // Visiting dims in the method's order over the source yields the method's layout.
-        const std::vector<int64_t> strides =
-            h->strides.empty() ? row_major_strides(h->sizes) : h->strides;
-        std::vector<int64_t> sizes_in_order = h->sizes, strides_in_order = strides;
-        for (size_t k = 0; k < order.size(); ++k) {
-          sizes_in_order[k] = h->sizes[order[k]];
-          strides_in_order[k] = strides[order[k]];
-        }
-        gather_row_major(slot->first.data, src, sizes_in_order, strides_in_order, esize);
-      }
-      shared = make_shared_tensor(std::move(slot).value(), h->dtype, h->sizes);
-      shared.dim_order_ = order;
+      auto copied = copy_host(arena, meta, i, *h);
+      if (!copied.ok()) return copied.status();
+      shared = std::move(copied).value();
     } else {
       shared = std::get<SharedTensor>(inputs[i]);
       if (shared.data_ == nullptr)
@@ -157,6 +149,33 @@ Status Wire::encode_inputs(Arena& arena, const MethodMeta& meta, const std::vect
     t->mutable_segment()->set_length(shared.nbytes());
   }
   return Status();
+}
+
+Result<SharedTensor> Wire::copy_host(Arena& arena, const MethodMeta& meta, size_t i,
+                                     const HostTensor& host) {
+  auto numel = checked_numel(i, host);
+  if (!numel.ok()) return numel.status();
+  const size_t esize = element_size(host.dtype), nbytes = *numel * esize;
+  auto slot = arena.allocate(nbytes);
+  if (!slot.ok()) return slot.status();
+  const auto* src = static_cast<const uint8_t*>(host.data);
+  const std::vector<uint32_t> order = declared_order(meta, i, host.sizes.size());
+  if (*numel && host.strides.empty() && order.empty()) {
+    std::memcpy(slot->first.data, src, nbytes);
+  } else if (*numel) {
+    // Visiting dims in the method's order over the source yields the method's layout.
+    const std::vector<int64_t> strides =
+        host.strides.empty() ? row_major_strides(host.sizes) : host.strides;
+    std::vector<int64_t> sizes_in_order = host.sizes, strides_in_order = strides;
+    for (size_t k = 0; k < order.size(); ++k) {
+      sizes_in_order[k] = host.sizes[order[k]];
+      strides_in_order[k] = strides[order[k]];
+    }
+    gather_row_major(slot->first.data, src, sizes_in_order, strides_in_order, esize);
+  }
+  SharedTensor shared = make_shared_tensor(std::move(slot).value(), host.dtype, host.sizes);
+  shared.dim_order_ = order;
+  return shared;
 }
 
 Result<OutputSlots> Wire::place_outputs(

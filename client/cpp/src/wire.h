@@ -22,6 +22,10 @@ struct Wire {
                               google::protobuf::RepeatedPtrField<pb::Value>& out,
                               std::vector<std::shared_ptr<void>>& held);
 
+  // Copies host tensor `index` of a call into a fresh slot, in the method's layout.
+  static Result<SharedTensor> copy_host(Arena& arena, const MethodMeta& meta, size_t index,
+                                        const HostTensor& host);
+
   // Fresh output slots for every call: results already returned are never rewritten.
   static Result<OutputSlots> place_outputs(
       Arena& arena, const MethodMeta& meta,

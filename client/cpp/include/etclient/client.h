@@ -137,6 +137,9 @@ class ETCLIENT_API Method {
   // A tensor in shared memory shaped and laid out (dtype, sizes, dim order) as input
   // `index` is declared: fill it and pass it for a zero-copy input.
   Result<SharedTensor> empty_input(size_t index);
+  // Copies `host` into shared memory now, as input `index` is declared (its layout):
+  // for callers whose host memory may change before the call (e.g. under a GIL).
+  Result<SharedTensor> stage_input(size_t index, const HostTensor& host);
   Status execute();
   Result<std::vector<SharedTensor>> outputs();  // fresh slots, as above
 

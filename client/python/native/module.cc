@@ -1,0 +1,285 @@
+// etclient._native: the binding over libetclient. The Python layer (etclient/*.py)
+// adds the executorch.runtime-shaped API, the torch result mode and the CLI.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "dtypes.h"
+#include "errors.h"
+#include "etclient/client.h"
+#include "inputs.h"
+#include "tensor.h"
+
+namespace etclient::python {
+namespace {
+
+template <typename T>
+T unwrap(Result<T> result) {
+  if (!result.ok()) raise_status(result.status());
+  return std::move(result).value();
+}
+
+py::dict tensor_meta_dict(const TensorMeta& t) {
+  py::dict d;
+  d["dtype"] = dtype_name(t.dtype);
+  d["sizes"] = t.sizes;
+  std::vector<uint32_t> order = t.dim_order;
+  if (order.empty())
+    for (size_t k = 0; k < t.sizes.size(); ++k) order.push_back(static_cast<uint32_t>(k));
+  d["dim_order"] = order;
+  d["nbytes"] = t.nbytes;
+  d["memory_planned"] = t.memory_planned;
+  d["dynamic"] = t.dynamic;
+  d["device"] = "cpu";
+  return d;
+}
+
+py::dict meta_dict(const MethodMeta& m) {
+  auto values = [](const std::vector<ValueMeta>& list) {
+    py::list out;
+    for (const ValueMeta& v : list) {
+      py::dict d;
+      d["kind"] = v.kind;
+      d["tensor"] = v.tensor ? py::object(tensor_meta_dict(*v.tensor)) : py::none();
+      out.append(d);
+    }
+    return out;
+  };
+  py::dict d;
+  d["name"] = m.name;
+  d["inputs"] = values(m.inputs);
+  d["outputs"] = values(m.outputs);
+  d["operators"] = m.operators;
+  d["backends"] = m.backends;
+  return d;
+}
+
+// One output as Python sees it: a Tensor, a Python scalar, or None.
+py::object to_python(const SharedTensor& t, const ValueMeta* meta) {
+  if (t.data() == nullptr) return py::none();
+  const std::string kind = meta ? meta->kind : "tensor";
+  if (t.sizes().empty() && kind == "int") return py::int_(*t.data_as<int64_t>());
+  if (t.sizes().empty() && kind == "float") return py::float_(*t.data_as<double>());
+  if (t.sizes().empty() && kind == "bool") return py::bool_(*t.data_as<bool>());
+  return py::cast(PyTensor{t});
+}
+
+class NativeMethod {
+ public:
+  NativeMethod(std::shared_ptr<Client> client, std::unique_ptr<Method> method)
+      : client_(std::move(client)), method_(std::move(method)) {}
+
+  py::dict meta() const { return meta_dict(method_->meta()); }
+
+  void set_inputs(const py::handle& inputs) {
+    Claim claim(*this);
+    pending_.clear();  // an incomplete or refused set is dropped, never run
+    complete_ = false;
+    const std::vector<py::object> items = as_input_sequence(inputs);
+    const size_t want = method_->meta().inputs.size();
+    if (items.size() != want) {
+      throw py::value_error("method '" + method_->meta().name + "' takes " + std::to_string(want) +
+                            " input(s), got " + std::to_string(items.size()));
+    }
+    std::vector<PendingInput> converted;
+    for (size_t i = 0; i < items.size(); ++i)
+      converted.push_back(convert_input(items[i], i, *method_));
+    pending_ = std::move(converted);
+    complete_ = true;
+  }
+
+  py::list execute() {
+    Claim claim(*this);
+    if (!complete_) {
+      throw py::value_error("method '" + method_->meta().name +
+                            "' has no complete set of inputs (the last one given was refused, "
+                            "or none was): give all of them again");
+    }
+    std::vector<Input> staged;
+    try {
+      for (size_t i = 0; i < pending_.size(); ++i)
+        staged.push_back(stage_pending(pending_[i], i, *method_));
+    } catch (...) {
+      pending_.clear();
+      complete_ = false;
+      throw;
+    }
+    Result<std::vector<SharedTensor>> outputs = Status(StatusCode::kInternal, "not run");
+    {
+      py::gil_scoped_release released;
+      outputs = method_->execute(staged);
+    }
+    if (!outputs.ok()) {
+      pending_.clear();
+      complete_ = false;
+      raise_status(outputs.status());
+    }
+    py::list out;
+    const auto& metas = method_->meta().outputs;
+    for (size_t i = 0; i < outputs->size(); ++i)
+      out.append(to_python((*outputs)[i], i < metas.size() ? &metas[i] : nullptr));
+    return out;
+  }
+
+  py::list run(const py::handle& inputs) {
+    Claim claim(*this);
+    set_inputs(inputs);
+    return execute();
+  }
+
+  PyTensor input_buffer(size_t index) { return PyTensor{unwrap(method_->empty_input(index))}; }
+
+ private:
+  // A Method is one-thread-at-a-time: a second thread is refused, loudly; the same
+  // thread may nest (run() = set_inputs() + execute()).
+  class Claim {
+   public:
+    explicit Claim(NativeMethod& m) : m_(m) {
+      std::thread::id none;
+      const std::thread::id me = std::this_thread::get_id();
+      if (m_.owner_.compare_exchange_strong(none, me)) {
+        outer_ = true;
+      } else if (none != me) {
+        throw py::value_error(
+            "method '" + m_.method_->meta().name +
+            "' is running on another thread; a Method is used by one thread at a time: load one "
+            "per thread (program.load_method)");
+      }
+    }
+    ~Claim() {
+      if (outer_) m_.owner_ = std::thread::id();
+    }
+
+   private:
+    NativeMethod& m_;
+    bool outer_ = false;
+  };
+
+  std::shared_ptr<Client> client_;
+  std::unique_ptr<Method> method_;
+  std::vector<PendingInput> pending_;
+  bool complete_ = false;
+  std::atomic<std::thread::id> owner_{};
+};
+
+class NativeProgram {
+ public:
+  NativeProgram(std::shared_ptr<Client> client, std::shared_ptr<Program> program)
+      : client_(std::move(client)), program_(std::move(program)) {}
+  std::string sha256() const { return program_->sha256(); }
+  py::list methods() const {
+    py::list out;
+    for (const MethodMeta& m : program_->methods()) out.append(meta_dict(m));
+    return out;
+  }
+  std::unique_ptr<NativeMethod> load_method(const std::string& name) {
+    Result<std::unique_ptr<Method>> loaded = Status(StatusCode::kInternal, "not loaded");
+    {
+      py::gil_scoped_release released;
+      loaded = program_->load_method(name);
+    }
+    return std::make_unique<NativeMethod>(client_, unwrap(std::move(loaded)));
+  }
+
+ private:
+  std::shared_ptr<Client> client_;
+  std::shared_ptr<Program> program_;
+};
+
+class NativeClient {
+ public:
+  NativeClient(const std::string& socket, const std::string& name, int64_t reconnect_ms) {
+    ClientOptions options;
+    options.socket = socket;
+    options.client_name = name;
+    options.reconnect_timeout = std::chrono::milliseconds(reconnect_ms);
+    Result<std::shared_ptr<Client>> connected = Status(StatusCode::kInternal, "not connected");
+    {
+      py::gil_scoped_release released;
+      connected = Client::connect(options);
+    }
+    client_ = unwrap(std::move(connected));
+  }
+
+  NativeProgram load_path(const std::string& path) {
+    Result<std::shared_ptr<Program>> program = Status(StatusCode::kInternal, "not loaded");
+    {
+      py::gil_scoped_release released;
+      program = client_->load_program(path);
+    }
+    return NativeProgram(client_, unwrap(std::move(program)));
+  }
+
+  NativeProgram load_bytes(const py::handle& data) {
+    // Copied while the buffer is held (and the GIL with it); loaded without the GIL.
+    std::vector<uint8_t> bytes;
+    {
+      Py_buffer view{};
+      if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_SIMPLE) != 0) {
+        PyErr_Clear();
+        throw py::type_error("load_program: a " + std::string(Py_TYPE(data.ptr())->tp_name) +
+                             " is not a contiguous buffer of program bytes");
+      }
+      const auto* p = static_cast<const uint8_t*>(view.buf);
+      bytes.assign(p, p + view.len);
+      PyBuffer_Release(&view);
+    }
+    Result<std::shared_ptr<Program>> program = Status(StatusCode::kInternal, "not loaded");
+    {
+      py::gil_scoped_release released;
+      program = client_->load_program_bytes(bytes);
+    }
+    return NativeProgram(client_, unwrap(std::move(program)));
+  }
+
+  PyTensor empty(const std::vector<int64_t>& shape, const std::string& dtype) {
+    auto parsed = dtype_from_name(dtype);
+    if (!parsed) {
+      throw py::type_error("empty: dtype '" + dtype +
+                           "' is not one et-serverd has (uint8, int8, int16, int32, int64, "
+                           "float16, float32, float64, bool, bfloat16)");
+    }
+    if (shape.size() > 16) throw py::value_error("empty: at most 16 dimensions");
+    for (int64_t s : shape) {
+      if (s < 0 || s > 0x7fffffff) {
+        throw py::value_error("empty: size " + std::to_string(s) +
+                              " is outside 0..2^31-1, what a tensor dimension holds");
+      }
+    }
+    return PyTensor{unwrap(client_->empty(*parsed, shape))};
+  }
+
+ private:
+  std::shared_ptr<Client> client_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "The binding over libetclient (use the etclient package, not this module).";
+  bind_errors(m);
+  bind_tensor(m);
+  py::class_<NativeMethod>(m, "NativeMethod")
+      .def_property_readonly("meta", &NativeMethod::meta)
+      .def("set_inputs", &NativeMethod::set_inputs)
+      .def("execute", &NativeMethod::execute)
+      .def("run", &NativeMethod::run)
+      .def("input_buffer", &NativeMethod::input_buffer);
+  py::class_<NativeProgram>(m, "NativeProgram")
+      .def_property_readonly("sha256", &NativeProgram::sha256)
+      .def_property_readonly("methods", &NativeProgram::methods)
+      .def("load_method", &NativeProgram::load_method);
+  py::class_<NativeClient>(m, "NativeClient")
+      .def(py::init<const std::string&, const std::string&, int64_t>(), py::arg("socket"),
+           py::arg("client_name"), py::arg("reconnect_timeout_ms"))
+      .def("load_path", &NativeClient::load_path)
+      .def("load_bytes", &NativeClient::load_bytes)
+      .def("empty", &NativeClient::empty);
+  // Proof for tests and bug reports: this extension links no torch.
+  m.attr("links_torch") = false;
+}
+
+}  // namespace etclient::python

@@ -1,0 +1,156 @@
+#include "tensor.h"
+
+#include <dlpack/dlpack.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+#include "dtypes.h"
+
+namespace etclient::python {
+namespace {
+
+py::tuple to_tuple(const std::vector<int64_t>& v) {
+  py::tuple t(v.size());
+  for (size_t i = 0; i < v.size(); ++i) t[i] = py::int_(v[i]);
+  return t;
+}
+
+// What a DLPack capsule hands out: the description, and a copy of the SharedTensor
+// that keeps the slot mapped until the consumer calls the deleter.
+struct Exported {
+  DLManagedTensor managed{};
+  SharedTensor tensor;
+  std::vector<int64_t> shape, strides;
+};
+
+void delete_exported(DLManagedTensor* managed) {
+  delete static_cast<Exported*>(managed->manager_ctx);  // no Python objects: no GIL needed
+}
+
+// The array API's __dlpack__: `stream` and the rest are accepted for CPU memory, where
+// they change nothing.
+py::capsule export_dlpack(const PyTensor& self, const py::object& /*stream*/,
+                          const py::object& /*max_version*/, const py::object& /*dl_device*/,
+                          const py::object& /*copy*/) {
+  auto exported = std::make_unique<Exported>();
+  exported->tensor = self.tensor;
+  exported->shape = self.tensor.sizes();
+  exported->strides = self.tensor.strides();
+  DLTensor& t = exported->managed.dl_tensor;
+  t.data = self.tensor.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(exported->shape.size());
+  t.dtype = to_dlpack(self.tensor.dtype());
+  t.shape = exported->shape.data();
+  t.strides = exported->strides.data();
+  t.byte_offset = 0;
+  exported->managed.manager_ctx = exported.get();
+  exported->managed.deleter = delete_exported;
+  DLManagedTensor* managed = &exported.release()->managed;
+  // Named "dltensor" so a consumer can claim it (renaming it "used_dltensor"); if none
+  // does, the capsule's destructor gives the memory back.
+  return py::capsule(managed, "dltensor", [](PyObject* capsule) {
+    if (PyCapsule_IsValid(capsule, "dltensor")) {
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+      if (m && m->deleter) m->deleter(m);
+    }
+  });
+}
+
+py::bytes to_bytes(const PyTensor& self) {
+  const SharedTensor& t = self.tensor;
+  std::string out(t.nbytes(), '\0');
+  const size_t esize = element_size(t.dtype());
+  const std::vector<int64_t> sizes = t.sizes(), strides = t.strides();
+  // C order: walk the logical indices, read through the tensor's own strides.
+  std::vector<int64_t> index(sizes.size(), 0);
+  const auto* base = static_cast<const uint8_t*>(t.data());
+  for (size_t n = 0; n < t.numel(); ++n) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) offset += index[d] * strides[d];
+    std::memcpy(out.data() + n * esize, base + offset * static_cast<int64_t>(esize), esize);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return py::bytes(out);
+}
+
+}  // namespace
+
+void bind_tensor(py::module_& m) {
+  py::class_<PyTensor>(m, "Tensor", py::buffer_protocol(), R"doc(
+A tensor in shared memory that et-serverd wrote (a result) or reads (an input buffer).
+It owns its memory and lends it out: memoryview(t), numpy.asarray(t) and
+torch.from_dlpack(t) see the same bytes without a copy and keep t alive.
+)doc")
+      .def_buffer([](PyTensor& self) {
+        const SharedTensor& t = self.tensor;
+        const auto esize = static_cast<py::ssize_t>(element_size(t.dtype()));
+        std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
+        const std::vector<int64_t> bs = t.byte_strides();
+        std::vector<py::ssize_t> strides(bs.begin(), bs.end());
+        return py::buffer_info(t.data(), esize, buffer_format(t.dtype()),
+                               static_cast<py::ssize_t>(shape.size()), shape, strides,
+                               /*readonly=*/false);
+      })
+      .def_property_readonly("shape", [](const PyTensor& s) { return to_tuple(s.tensor.sizes()); })
+      .def_property_readonly(
+          "strides", [](const PyTensor& s) { return to_tuple(s.tensor.byte_strides()); },
+          "Strides in bytes, as numpy counts them.")
+      .def_property_readonly("dim_order",
+                             [](const PyTensor& s) {
+                               std::vector<int64_t> order(s.tensor.dim_order().begin(),
+                                                          s.tensor.dim_order().end());
+                               if (order.empty())
+                                 for (size_t d = 0; d < s.tensor.sizes().size(); ++d)
+                                   order.push_back(static_cast<int64_t>(d));
+                               return to_tuple(order);
+                             })
+      .def_property_readonly("dtype_name",
+                             [](const PyTensor& s) { return dtype_name(s.tensor.dtype()); })
+      .def_property_readonly("itemsize",
+                             [](const PyTensor& s) { return element_size(s.tensor.dtype()); })
+      .def_property_readonly("nbytes", [](const PyTensor& s) { return s.tensor.nbytes(); })
+      .def_property_readonly("ndim", [](const PyTensor& s) { return s.tensor.sizes().size(); })
+      .def_property_readonly("device", [](const PyTensor&) { return "cpu"; })
+      .def_property_readonly(
+          "data_ptr",
+          [](const PyTensor& s) { return reinterpret_cast<uintptr_t>(s.tensor.data()); })
+      .def_property_readonly("__array_interface__",
+                             [](const PyTensor& s) {
+                               py::dict d;
+                               d["version"] = 3;
+                               d["shape"] = to_tuple(s.tensor.sizes());
+                               d["typestr"] = array_typestr(s.tensor.dtype());
+                               d["data"] = py::make_tuple(
+                                   reinterpret_cast<uintptr_t>(s.tensor.data()), false);
+                               d["strides"] = to_tuple(s.tensor.byte_strides());
+                               return d;
+                             })
+      .def("__dlpack__", &export_dlpack, py::kw_only(), py::arg("stream") = py::none(),
+           py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+           py::arg("copy") = py::none())
+      .def("__dlpack_device__", [](const PyTensor&) { return py::make_tuple(int(kDLCPU), 0); })
+      .def("to_bytes", &to_bytes, "The elements in C order, as bytes (a copy).")
+      .def("__len__",
+           [](const PyTensor& s) {
+             if (s.tensor.sizes().empty()) throw py::type_error("len() of a 0-d tensor");
+             return s.tensor.sizes()[0];
+           })
+      .def("__repr__", [](const PyTensor& s) {
+        std::ostringstream out;
+        out << "etclient.Tensor(shape=(";
+        for (size_t i = 0; i < s.tensor.sizes().size(); ++i)
+          out << (i ? ", " : "") << s.tensor.sizes()[i];
+        if (s.tensor.sizes().size() == 1) out << ",";
+        out << "), dtype=" << dtype_name(s.tensor.dtype()) << ")";
+        return out.str();
+      });
+}
+
+}  // namespace etclient::python

@@ -1,0 +1,156 @@
+"""Runtime, Program and Method: executorch.runtime's shape over a connection to
+et-serverd. The conversions and the ownership rules live in the extension
+(etclient._native); this layer decides the result type and keeps the last outputs."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Optional, Sequence
+
+from etclient import _native
+from etclient._meta import MethodMeta
+
+
+def _socket_for(address: Optional[str]) -> str:
+    """The daemon's socket: `address`, else $ETSERVER_SOCKET, else the default ("")."""
+    if address is None:
+        address = os.environ.get("ETSERVER_SOCKET", "")
+    address = os.fspath(address)
+    if address.startswith("unix:"):
+        address = address[len("unix:"):]
+    return address
+
+
+class Method:
+    """One loaded method: its own instance in the daemon (state, inputs).
+
+    Used by one thread at a time: a second thread is refused (load one per thread).
+    Returns etclient.Tensor results, or torch tensors over the same memory when torch
+    was already imported when the method was loaded (decided then, never per call)."""
+
+    def __init__(self, native: Any, torch_module: Any):
+        self._native = native
+        self._torch = torch_module
+        self._meta = MethodMeta(native.meta)
+        self._outputs: Optional[list] = None
+
+    @property
+    def metadata(self) -> MethodMeta:
+        return self._meta
+
+    @property
+    def returns_torch(self) -> bool:
+        return self._torch is not None
+
+    def execute(self, inputs: Any = None) -> list:
+        """Runs the method. `inputs`: a list or tuple of inputs, or a single one (a numpy
+        array counts as one input); None runs with the inputs given to set_inputs()."""
+        self._outputs = None
+        if inputs is None and self._meta.num_inputs() > 0:
+            raw = self._native.execute()
+        else:
+            raw = self._native.run([] if inputs is None else inputs)
+        outputs = [self._wrap(value) for value in raw]
+        self._outputs = outputs
+        return list(outputs)
+
+    __call__ = execute
+
+    def set_inputs(self, inputs: Any) -> None:
+        """Gives the inputs for the next execute(). A writable buffer is referenced, and
+        read (copied into shared memory) when the call runs; if its memory has moved by
+        then, execute() raises. Anything else is copied now."""
+        self._outputs = None
+        self._native.set_inputs(inputs)
+
+    def outputs(self) -> list:
+        """The outputs of the last execute(): the same objects each time."""
+        if self._outputs is None:
+            raise ValueError(f"method '{self._meta.name()}' has no outputs: the last call was "
+                             "refused, or nothing ran since the inputs were set")
+        return list(self._outputs)
+
+    def input_buffer(self, index: int) -> _native.Tensor:
+        """A writable tensor in shared memory shaped and laid out as input `index` is
+        declared: fill it (numpy.asarray(buf)[...] = ...) and pass it for zero copy."""
+        return self._native.input_buffer(index)
+
+    def _wrap(self, value: Any) -> Any:
+        if self._torch is not None and isinstance(value, _native.Tensor):
+            return self._torch.from_dlpack(value)
+        return value
+
+
+class Program:
+    """A program loaded into the daemon (shared there with every client loading the
+    same bytes)."""
+
+    def __init__(self, native: Any):
+        self._native = native
+        self._metas = {d["name"]: MethodMeta(d) for d in native.methods}
+
+    @property
+    def method_names(self) -> set:
+        return set(self._metas)
+
+    @property
+    def sha256(self) -> str:
+        return self._native.sha256
+
+    def metadata(self, method_name: str) -> MethodMeta:
+        try:
+            return self._metas[method_name]
+        except KeyError:
+            raise _native.NotFound(f"the program has no method '{method_name}' "
+                                   f"(it has: {', '.join(sorted(self._metas))})") from None
+
+    def load_method(self, name: str = "forward") -> Method:
+        torch_module = sys.modules.get("torch")  # decided now, never importing torch
+        return Method(self._native.load_method(name), torch_module)
+
+
+class Runtime:
+    """A connection to et-serverd (a session), standing in for executorch.runtime's
+    Runtime. Shared by threads."""
+
+    _instances: dict = {}
+    _lock = threading.Lock()
+
+    @classmethod
+    def get(cls, address: Optional[str] = None) -> "Runtime":
+        """The runtime for the daemon at `address` (a socket path, or "unix:PATH"), else
+        at $ETSERVER_SOCKET, else at the default socket. One per address per process."""
+        socket = _socket_for(address)
+        with cls._lock:
+            runtime = cls._instances.get(socket)
+            if runtime is None:
+                runtime = cls(socket)
+                cls._instances[socket] = runtime
+            return runtime
+
+    def __init__(self, address: Optional[str] = None, *, client_name: Optional[str] = None,
+                 reconnect_timeout: float = 5.0):
+        name = client_name or f"python:{os.getpid()}:{os.path.basename(sys.argv[0] or 'python')}"
+        self._native = _native.NativeClient(_socket_for(address), name,
+                                            int(reconnect_timeout * 1000))
+
+    def load_program(self, data: Any, *, verification: Any = None) -> Program:
+        """Loads a program from a path (str or os.PathLike), bytes-like object, or a
+        binary file object. Only its SHA-256 is sent when the daemon has it already.
+        (`verification` is accepted for executorch.runtime compatibility; the daemon
+        always verifies.)"""
+        del verification
+        if isinstance(data, (str, os.PathLike)):
+            return Program(self._native.load_path(os.fspath(data)))
+        if hasattr(data, "read"):
+            data = data.read()
+        return Program(self._native.load_bytes(data))
+
+    def empty(self, shape: Sequence[int], dtype: Any = "float32") -> _native.Tensor:
+        """A writable tensor in shared memory (row-major), for zero-copy inputs. `dtype`:
+        a name ("float32", "bfloat16", ...) or a numpy or torch dtype."""
+        name = dtype if isinstance(dtype, str) else (
+            getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype))
+        return self._native.empty([int(s) for s in shape], str(name))

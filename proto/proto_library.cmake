@@ -1,0 +1,31 @@
+# The protocol libraries, included by proto/CMakeLists.txt (the project) and by
+# client/python/CMakeLists.txt (the Python extension's own build):
+#   et_proto  the generated gRPC/protobuf code of et_serverd.proto
+#   et_wire   the descriptor socket's client side and the content hash
+set(_et_proto_dir "${CMAKE_CURRENT_LIST_DIR}")
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_program(ET_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+
+set(_proto_out "${CMAKE_BINARY_DIR}/generated/proto")
+set(_proto_src "${_et_proto_dir}/et_serverd.proto")
+add_custom_command(
+  OUTPUT "${_proto_out}/et_serverd.pb.cc" "${_proto_out}/et_serverd.pb.h"
+         "${_proto_out}/et_serverd.grpc.pb.cc" "${_proto_out}/et_serverd.grpc.pb.h"
+  COMMAND ${CMAKE_COMMAND} -E make_directory "${_proto_out}"
+  COMMAND protobuf::protoc --proto_path "${_et_proto_dir}"
+          --cpp_out "${_proto_out}" --grpc_out "${_proto_out}"
+          --plugin=protoc-gen-grpc=${ET_GRPC_CPP_PLUGIN} "${_proto_src}"
+  DEPENDS "${_proto_src}"
+  COMMENT "protoc: proto/et_serverd.proto")
+
+# Generated code: compiled without the project's -Werror (it is not ours to fix).
+add_library(et_proto STATIC "${_proto_out}/et_serverd.pb.cc" "${_proto_out}/et_serverd.grpc.pb.cc")
+target_include_directories(et_proto PUBLIC "${_proto_out}")
+target_link_libraries(et_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)
+set_target_properties(et_proto PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+add_library(et_wire STATIC "${_et_proto_dir}/fd_client.cc" "${_et_proto_dir}/sha256.cc")
+target_include_directories(et_wire PUBLIC "${_et_proto_dir}/..")
+set_target_properties(et_wire PROPERTIES POSITION_INDEPENDENT_CODE ON)
+target_link_libraries(et_proto PUBLIC et_wire)
