@@ -136,6 +136,12 @@ PendingInput from_buffer(const py::handle& object, size_t i, Method& method) {
   return pending;
 }
 
+std::vector<int64_t> int_list(const py::object& sequence) {
+  std::vector<int64_t> out;
+  for (const py::handle& item : sequence) out.push_back(py::cast<int64_t>(item));
+  return out;
+}
+
 // torch's Python API, used only when the caller already imported torch.
 bool claims_to_be_torch(const py::handle& object) {
   PyTypeObject* t = Py_TYPE(object.ptr());
@@ -181,8 +187,8 @@ PendingInput from_torch(const py::handle& object, size_t i, Method& method) {
   const std::optional<DType> dtype = dtype_from_name(dtype_text);
   if (!dtype) type_error(i, "a torch tensor of " + dtype_text + ", a dtype et-serverd lacks");
   const auto itemsize = t.attr("element_size")().cast<int64_t>();
-  auto shape = py::cast<std::vector<int64_t>>(py::tuple(t.attr("shape")));
-  auto strides = py::cast<std::vector<int64_t>>(t.attr("stride")());
+  auto shape = int_list(t.attr("shape"));
+  auto strides = int_list(t.attr("stride")());
   if (itemsize != static_cast<int64_t>(element_size(*dtype)) || strides.size() != shape.size()) {
     value_error(i, "a torch tensor that describes itself inconsistently (dtype " + dtype_text +
                        ", element size " + std::to_string(itemsize) + ", " +
@@ -310,7 +316,13 @@ PendingInput convert_input(const py::handle& object, size_t i, Method& method) {
     pending.input = PyFloat_AsDouble(object.ptr());
     return pending;
   }
-  if (claims_to_be_torch(object)) return from_torch(object, i, method);
+  // A real torch tensor (or subclass) when torch is imported; a fake one either way.
+  const py::object torch = py::module_::import("sys").attr("modules").attr("get")("torch");
+  const bool is_torch_tensor =
+      !torch.is_none() &&
+      PyType_IsSubtype(Py_TYPE(object.ptr()),
+                       reinterpret_cast<PyTypeObject*>(torch.attr("Tensor").ptr()));
+  if (is_torch_tensor || claims_to_be_torch(object)) return from_torch(object, i, method);
   if (PyObject_CheckBuffer(object.ptr())) return from_buffer(object, i, method);
   if (PyCapsule_CheckExact(object.ptr())) {
     return from_dlpack(py::reinterpret_borrow<py::object>(object), object, i);

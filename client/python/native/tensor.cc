@@ -137,6 +137,17 @@ torch.from_dlpack(t) see the same bytes without a copy and keep t alive.
            py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const PyTensor&) { return py::make_tuple(int(kDLCPU), 0); })
       .def("to_bytes", &to_bytes, "The elements in C order, as bytes (a copy).")
+      .def(
+          "_with_dtype",
+          [](const PyTensor& s, const std::string& name) {
+            auto dtype = dtype_from_name(name);
+            if (!dtype || element_size(*dtype) != element_size(s.tensor.dtype())) {
+              throw py::value_error("_with_dtype: " + name + " has another item size");
+            }
+            return PyTensor{s.tensor.with_dtype(*dtype)};
+          },
+          "The same memory read as another dtype of the same width (for consumers that "
+          "lack one, e.g. torch < 2 and DLPack's bool).")
       .def("__len__",
            [](const PyTensor& s) {
              if (s.tensor.sizes().empty()) throw py::type_error("len() of a 0-d tensor");

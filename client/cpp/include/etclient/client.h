@@ -98,6 +98,12 @@ class ETCLIENT_API SharedTensor {
   size_t numel() const;
   size_t nbytes() const { return numel() * element_size(dtype_); }
   const char* device() const { return "cpu"; }
+  // The same memory (and slot) read as `dtype`, which must have the same width.
+  SharedTensor with_dtype(DType dtype) const {
+    SharedTensor t = *this;
+    if (element_size(dtype) == element_size(dtype_)) t.dtype_ = dtype;
+    return t;
+  }
   // Gives the tensor new sizes within its slot (e.g. fewer rows of a dynamic input);
   // kOutOfRange if they need more bytes than the slot has.
   Status resize(std::vector<int64_t> sizes);

@@ -23,6 +23,17 @@ def _socket_for(address: Optional[str]) -> str:
     return address
 
 
+_DLPACK_BOOL: dict = {}
+
+
+def _torch_reads_dlpack_bool(torch: Any) -> bool:
+    """Whether this torch takes DLPack's bool code (torch >= 2 does), asked once."""
+    version = getattr(torch, "__version__", "")
+    if version not in _DLPACK_BOOL:
+        _DLPACK_BOOL[version] = not version.split(".")[0].isdigit() or int(version.split(".")[0]) >= 2
+    return _DLPACK_BOOL[version]
+
+
 class Method:
     """One loaded method: its own instance in the daemon (state, inputs).
 
@@ -78,9 +89,12 @@ class Method:
         return self._native.input_buffer(index)
 
     def _wrap(self, value: Any) -> Any:
-        if self._torch is not None and isinstance(value, _native.Tensor):
-            return self._torch.from_dlpack(value)
-        return value
+        if self._torch is None or not isinstance(value, _native.Tensor):
+            return value
+        if value.dtype_name == "bool" and not _torch_reads_dlpack_bool(self._torch):
+            # torch < 2 has no DLPack bool: the same bytes as uint8, viewed as bool.
+            return self._torch.from_dlpack(value._with_dtype("uint8")).view(self._torch.bool)
+        return self._torch.from_dlpack(value)
 
 
 class Program:
