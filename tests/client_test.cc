@@ -235,6 +235,8 @@ TEST(Client, MalformedHostTensorsAreRefusedNamingTheInput) {
       {{x.data(), etclient::DType::kFloat32, {2, -3}, {}}, "negative size"},
       {{nullptr, etclient::DType::kFloat32, {2, 3}, {}}, "null"},
       {{x.data(), etclient::DType::kFloat32, {1 << 30, 1 << 30}, {}}, "more elements"},
+      {{x.data(), etclient::DType::kFloat32, {0, int64_t{1} << 40}, {}}, "dimension 1"},
+      {{x.data(), etclient::DType::kFloat32, std::vector<int64_t>(17, 1), {}}, "17 dimensions"},
   };
   for (const auto& [bad, what] : cases) {
     auto out = (*method)->execute({good, bad});
