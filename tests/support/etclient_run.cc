@@ -10,6 +10,7 @@
 // --shared writes tensor inputs into Method::empty_input() buffers (zero copy) instead
 // of passing host memory. Exit status: 0 success, 1 error (on stderr), 2 bad usage.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -68,22 +69,36 @@ int fail(const std::string& message) {
   return 1;
 }
 
-// One input from a .npy file, as input `index` of `method` declares it.
-etclient::Result<etclient::Input> make_input(etclient::Method& method, size_t index,
-                                             const et::tools::NpyArray& a, bool shared) {
+// Appends one input from a .npy file, as input `index` of `method` declares it.
+etclient::Status add_input(etclient::Method& method, size_t index, const et::tools::NpyArray& a,
+                           bool shared, std::vector<etclient::Input>& inputs) {
   const auto& declared = method.meta().inputs.at(index);
   if (a.shape.empty() && declared.kind != "tensor") {  // a 0-d array: a scalar input
+    const uint8_t* p = a.data.data();
     if (declared.kind == "int") {
-      return etclient::Input{a.dtype == et::ScalarType::kLong
-                                 ? *reinterpret_cast<const int64_t*>(a.data.data())
-                                 : int64_t{*reinterpret_cast<const int32_t*>(a.data.data())}};
+      int64_t v = 0;
+      if (a.dtype == et::ScalarType::kLong) {
+        std::memcpy(&v, p, sizeof v);
+      } else {
+        int32_t narrow = 0;
+        std::memcpy(&narrow, p, sizeof narrow);
+        v = narrow;
+      }
+      inputs.emplace_back(std::in_place_type<int64_t>, v);
+    } else if (declared.kind == "float") {
+      double v = 0;
+      if (a.dtype == et::ScalarType::kDouble) {
+        std::memcpy(&v, p, sizeof v);
+      } else {
+        float narrow = 0;
+        std::memcpy(&narrow, p, sizeof narrow);
+        v = narrow;
+      }
+      inputs.emplace_back(std::in_place_type<double>, v);
+    } else {
+      inputs.emplace_back(std::in_place_type<bool>, p[0] != 0);
     }
-    if (declared.kind == "float") {
-      return etclient::Input{a.dtype == et::ScalarType::kDouble
-                                 ? *reinterpret_cast<const double*>(a.data.data())
-                                 : double{*reinterpret_cast<const float*>(a.data.data())}};
-    }
-    return etclient::Input{a.data[0] != 0};
+    return etclient::Status();
   }
   DType dtype = to_dtype(a.dtype);
   // bfloat16 travels in .npy files as uint16 bit patterns.
@@ -91,8 +106,11 @@ etclient::Result<etclient::Input> make_input(etclient::Method& method, size_t in
       a.dtype == et::ScalarType::kUInt16) {
     dtype = DType::kBFloat16;
   }
-  const etclient::HostTensor host{a.data.data(), dtype, a.shape, {}};
-  if (!shared) return etclient::Input{host};
+  if (!shared) {
+    inputs.emplace_back(std::in_place_type<etclient::HostTensor>, a.data.data(), dtype, a.shape,
+                        std::vector<int64_t>{});
+    return etclient::Status();
+  }
   auto buffer = method.empty_input(index);
   if (!buffer.ok()) return buffer.status();
   if (buffer->sizes() != a.shape) {  // a dynamic input: fewer elements than its bound
@@ -106,7 +124,8 @@ etclient::Result<etclient::Input> make_input(etclient::Method& method, size_t in
   }
   et::tools::copy_strided(a.data.data(), row_major(a.shape), buffer->data(), buffer->strides(),
                           a.shape, etclient::element_size(dtype));
-  return etclient::Input{*buffer};
+  inputs.emplace_back(std::in_place_type<etclient::SharedTensor>, *buffer);
+  return etclient::Status();
 }
 
 }  // namespace
@@ -154,9 +173,8 @@ int main(int argc, char** argv) {
       auto a = et::tools::read_npy(calls[k][i]);
       if (!a.ok()) return fail(a.status().to_string());
       arrays.push_back(std::move(a).value());
-      auto input = make_input(**method, i, arrays.back(), shared);
-      if (!input.ok()) return fail(input.status().message());
-      inputs.push_back(std::move(input).value());
+      etclient::Status added = add_input(**method, i, arrays.back(), shared, inputs);
+      if (!added.ok()) return fail(added.message());
     }
     auto outputs = (*method)->execute(inputs);
     if (!outputs.ok()) return fail(outputs.status().message());
