@@ -9,31 +9,15 @@
 #include <thread>
 
 #include "etclient/client.h"
-#include "tests/support/daemon.h"
+#include "tests/support/client_testing.h"
 
 namespace et::testing {
 namespace {
 
-const std::string kModels = ET_FIXTURES_DIR;
+const std::string& kModels = kFixtures;
 using etclient::DType;
 using etclient::HostTensor;
 using etclient::StatusCode;
-
-std::vector<float> npy_floats(const std::string& rel, std::vector<int64_t>* sizes = nullptr) {
-  pb::Tensor t = npy_tensor(kModels + "/" + rel);
-  if (sizes) sizes->assign(t.sizes().begin(), t.sizes().end());
-  std::vector<float> v(t.inline_data().size() / 4);
-  std::memcpy(v.data(), t.inline_data().data(), v.size() * 4);
-  return v;
-}
-
-float max_diff(const etclient::SharedTensor& t, const std::vector<float>& want) {
-  if (t.numel() != want.size()) return INFINITY;
-  float worst = 0;
-  for (size_t i = 0; i < want.size(); ++i)
-    worst = std::max(worst, std::fabs(t.data_as<float>()[i] - want[i]));
-  return worst;
-}
 
 std::shared_ptr<etclient::Client> connect(const DaemonProcess& daemon,
                                           std::chrono::milliseconds reconnect) {

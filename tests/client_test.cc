@@ -9,28 +9,12 @@
 #include <cstring>
 #include <thread>
 
-#include "tests/support/daemon.h"
+#include "tests/support/client_testing.h"
 
 namespace et::testing {
 namespace {
 
-const std::string kModels = ET_FIXTURES_DIR;
-
-std::vector<float> npy_floats(const std::string& rel, std::vector<int64_t>* sizes = nullptr) {
-  pb::Tensor t = npy_tensor(kModels + "/" + rel);
-  if (sizes) sizes->assign(t.sizes().begin(), t.sizes().end());
-  std::vector<float> v(t.inline_data().size() / 4);
-  std::memcpy(v.data(), t.inline_data().data(), v.size() * 4);
-  return v;
-}
-
-float max_diff(const etclient::SharedTensor& t, const std::vector<float>& want) {
-  if (t.numel() != want.size()) return INFINITY;
-  float worst = 0;
-  for (size_t i = 0; i < want.size(); ++i)
-    worst = std::max(worst, std::fabs(t.data_as<float>()[i] - want[i]));
-  return worst;
-}
+const std::string& kModels = kFixtures;
 
 std::shared_ptr<etclient::Client> connect(const DaemonProcess& daemon) {
   auto client = etclient::Client::connect({daemon.socket(), "client_test"});
@@ -242,8 +226,7 @@ TEST(Client, MalformedHostTensorsAreRefusedNamingTheInput) {
     auto out = (*method)->execute({good, bad});
     ASSERT_FALSE(out.ok()) << what;
     EXPECT_EQ(out.status().code(), etclient::StatusCode::kInvalidArgument);
-    EXPECT_NE(out.status().message().find("input 1:"), std::string::npos)
-        << out.status().message();
+    EXPECT_NE(out.status().message().find("input 1:"), std::string::npos) << out.status().message();
     EXPECT_NE(out.status().message().find(what), std::string::npos) << out.status().message();
   }
   EXPECT_TRUE((*method)->execute({good, good}).ok());  // nothing was left half-set

@@ -41,7 +41,9 @@ def running_daemon(*args: str):
             yield sock
         finally:
             proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=60)
+            code = proc.wait(timeout=60)
+        assert code == 0, f"et-serverd did not exit cleanly on SIGTERM ({code})"
+        assert not sock.exists(), "et-serverd left its socket behind"
 
 
 @pytest.fixture(scope="module")

@@ -7,16 +7,12 @@ Outputs must match eager PyTorch within the manifest's tolerance.
 
 from __future__ import annotations
 
-import signal
 import subprocess
-import tempfile
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import MODELS, as_comparable, built_tool, manifest
+from conftest import MODELS, as_comparable, built_tool, manifest, running_daemon
 
 MANIFEST = manifest()
 CASES = [(m, meth) for m in MANIFEST["models"] for meth in m["methods"]]
@@ -26,20 +22,8 @@ OUTCOMES = {"matched eager (host inputs)": 0, "matched eager (shared inputs)": 0
 
 @pytest.fixture(scope="module")
 def daemon():
-    serverd = built_tool("et-serverd", "server")
-    with tempfile.TemporaryDirectory(prefix="et-client-") as tmp:
-        sock = Path(tmp) / "s.sock"
-        log = open(Path(tmp) / "daemon.log", "w+")
-        proc = subprocess.Popen([serverd, "--socket", sock, "--log-level", "warn"], stdout=log,
-                                stderr=subprocess.STDOUT)
-        for _ in range(600):
-            if sock.exists():
-                break
-            assert proc.poll() is None, "et-serverd exited at start"
-            time.sleep(0.05)
+    with running_daemon() as sock:
         yield sock
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0, "et-serverd did not exit cleanly on SIGTERM"
 
 
 def client_run(sock, entry, method, calls, out_dir, shared):
