@@ -252,3 +252,19 @@ def test_refusals_name_the_input_and_what_to_do(runtime, bad, pattern):
     with pytest.raises((TypeError, ValueError), match=pattern):
         m.execute(inputs)
     np.testing.assert_allclose(np.asarray(m.execute([b, b])[0]), b + b)  # still works
+
+
+def test_a_dynamic_input_buffer_is_resized_in_place(runtime):
+    m = method_of(runtime, "dynamic_batch")
+    x = load("dynamic_batch/forward.in0.npy")
+    buf = m.input_buffer(0)
+    bound = buf.shape
+    assert bound[0] >= x.shape[0] and bound != x.shape
+    address = buf.data_ptr
+    buf.resize(x.shape)
+    assert buf.shape == x.shape and buf.data_ptr == address  # the same memory
+    np.asarray(buf)[...] = x
+    np.testing.assert_allclose(np.asarray(m.execute([buf])[0]), load("dynamic_batch/forward.out0.npy"),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="do not fit"):
+        buf.resize((bound[0] + 1,) + tuple(bound[1:]))

@@ -138,6 +138,17 @@ torch.from_dlpack(t) see the same bytes without a copy and keep t alive.
       .def("__dlpack_device__", [](const PyTensor&) { return py::make_tuple(int(kDLCPU), 0); })
       .def("to_bytes", &to_bytes, "The elements in C order, as bytes (a copy).")
       .def(
+          "resize",
+          [](PyTensor& s, const std::vector<int64_t>& shape) {
+            if (shape.size() > 16) throw py::value_error("resize: at most 16 dimensions");
+            Status status = s.tensor.resize(shape);
+            if (!status.ok()) throw py::value_error(status.message());
+          },
+          py::arg("shape"),
+          "Gives the tensor a new shape within its memory (e.g. fewer rows of a dynamic "
+          "input's buffer); ValueError if it needs more bytes than the tensor has. Views "
+          "taken before keep the old shape.")
+      .def(
           "_with_dtype",
           [](const PyTensor& s, const std::string& name) {
             auto dtype = dtype_from_name(name);
