@@ -21,6 +21,10 @@ inline Result<UpsampleGeometry> upsample_geometry(
     std::optional<std::span<const double>> scale_factors, bool align_corners) {
   if (in.dim() != 4) return ctx.fail("upsampling needs a 4-d input");
   UpsampleGeometry g{in.size(2), in.size(3), 0, 0, 0, 0};
+  // As PyTorch: nothing to sample from an empty plane (and no index into it is valid).
+  if (g.in_h <= 0 || g.in_w <= 0) {
+    return ctx.fail("upsampling needs an input with a non-empty height and width");
+  }
   if (output_size && output_size->size() == 2) {
     g.out_h = (*output_size)[0];
     g.out_w = (*output_size)[1];
