@@ -208,6 +208,20 @@ Result<uint64_t> Program::id_in(const Session& session, std::span<const uint8_t>
   return id_;
 }
 
+Result<std::pair<uint64_t, MethodMeta>> Program::instantiate(const Session& session,
+                                                             const std::string& name) {
+  auto id = id_in(session);
+  if (!id.ok()) return id.status();
+  pb::LoadMethodRequest req;
+  req.set_session(session.token);
+  req.set_program_id(*id);
+  req.set_method_name(name);
+  pb::LoadMethodResponse resp;
+  grpc::ClientContext ctx;
+  if (grpc::Status s = client_->stub().LoadMethod(&ctx, req, &resp); !s.ok()) return from_grpc(s);
+  return std::make_pair(resp.method_handle(), from_proto(resp.meta()));
+}
+
 Result<std::unique_ptr<Method>> Program::load_method(const std::string& name) {
   struct Loaded {
     uint64_t handle, generation;
@@ -215,17 +229,9 @@ Result<std::unique_ptr<Method>> Program::load_method(const std::string& name) {
   };
   auto loaded =
       retry_once(*client_, [&](const std::shared_ptr<const Session>& session) -> Result<Loaded> {
-        auto id = id_in(*session);
-        if (!id.ok()) return id.status();
-        pb::LoadMethodRequest req;
-        req.set_session(session->token);
-        req.set_program_id(*id);
-        req.set_method_name(name);
-        pb::LoadMethodResponse resp;
-        grpc::ClientContext ctx;
-        if (grpc::Status s = client_->stub().LoadMethod(&ctx, req, &resp); !s.ok())
-          return from_grpc(s);
-        return Loaded{resp.method_handle(), session->generation, from_proto(resp.meta())};
+        auto made = instantiate(*session, name);
+        if (!made.ok()) return made.status();
+        return Loaded{made->first, session->generation, std::move(made->second)};
       });
   if (!loaded.ok()) return loaded.status();
   return std::unique_ptr<Method>(
@@ -257,16 +263,9 @@ Status Method::current_session(std::shared_ptr<const Session>& session) {
   session = client_->session();
   if (generation_ == session->generation) return Status();
   // The daemon restarted since this method was made: make it again in the new one.
-  auto id = program_->id_in(*session);
-  if (!id.ok()) return id.status();
-  pb::LoadMethodRequest req;
-  req.set_session(session->token);
-  req.set_program_id(*id);
-  req.set_method_name(meta_.name);
-  pb::LoadMethodResponse resp;
-  grpc::ClientContext ctx;
-  if (grpc::Status s = client_->stub().LoadMethod(&ctx, req, &resp); !s.ok()) return from_grpc(s);
-  handle_ = resp.method_handle();
+  auto made = program_->instantiate(*session, meta_.name);
+  if (!made.ok()) return made.status();
+  handle_ = made->first;
   generation_ = session->generation;
   held_inputs_.clear();
   return Status(StatusCode::kAborted,

@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -175,6 +176,10 @@ class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
  private:
   friend class Client;
   friend class Method;
+  // A new instance of method `name` in `session` (loading the program there first if
+  // needed): its handle and meta. What load_method() and a re-created Method send.
+  Result<std::pair<uint64_t, MethodMeta>> instantiate(const Session& session,
+                                                      const std::string& name);
   // The daemon's id for this program in `session`, loading it there if needed (by
   // hash, then from the file or the bytes kept for that).
   Result<uint64_t> id_in(const Session& session, std::span<const uint8_t> have = {});
