@@ -9,6 +9,7 @@
 
 #include "backends/xnnpack/kernel_nodes.h"
 #include "backends/xnnpack/shapes.h"
+#include "backends/xnnpack/xnnpack_limits.h"
 #include "backends/xnnpack/xnnpack_run.h"
 #include "runtime/thread_pool.h"
 
@@ -97,7 +98,15 @@ Status CompiledGraph::plan() {
                         node_type_name(node.type), node.debug_handle, id));
       }
     }
-    const bool xnnpack = xnnpack_runs(graph_, node);
+    bool xnnpack = xnnpack_runs(graph_, node);
+    if (xnnpack) {
+      // A form the installed XNNPACK cannot run safely goes to our kernels, if any.
+      Status limit = check_xnnpack_limits(graph_, node);
+      if (!limit.ok()) {
+        if (limit.code() != StatusCode::kNotSupported || !kernel_runs(graph_, node)) return limit;
+        xnnpack = false;
+      }
+    }
     if (!xnnpack && !kernel_runs(graph_, node)) {
       std::string types;
       for (uint32_t id : node.inputs) {

@@ -60,13 +60,52 @@ uint32_t PayloadBuilder::value(DataType type, std::vector<size_t> dims, uint32_t
   return id;
 }
 
+uint32_t PayloadBuilder::make(DataType type, std::vector<size_t> dims, uint32_t flags,
+                              uint32_t external_id, uint32_t constant_index, const Quant* q) {
+  if (flags & kExternalInput) s_->inputs.push_back(s_->next_id);
+  if (flags & kExternalOutput) s_->outputs.push_back(s_->next_id);
+  if (!q) return value(type, std::move(dims), flags, external_id, constant_index, s_->next_id);
+  auto& f = s_->fbb;
+  const uint32_t id = s_->next_id;
+  std::vector<uint32_t> d(dims.begin(), dims.end());
+  auto t =
+      fb::CreateTensorValue(f, static_cast<fb::DataType>(type), static_cast<uint32_t>(d.size()),
+                            f.CreateVector(d), constant_index, external_id, flags, id);
+  flatbuffers::Offset<fb::QuantizedTensorValue> qt;
+  if (q->channel_scales.empty()) {
+    auto pt = fb::CreatePerTensorQuant(f, q->scale, q->zero_point);
+    qt = fb::CreateQuantizedTensorValue(f, t, fb::QuantParams::PerTensorQuant, pt.Union());
+  } else {
+    auto pc = fb::CreatePerChannelQuant(f, f.CreateVector(q->channel_scales), q->channel_dim);
+    qt = fb::CreateQuantizedTensorValue(f, t, fb::QuantParams::PerChannelQuant, pc.Union());
+  }
+  s_->values.push_back(fb::CreateValue(f, fb::ValueKind::QuantizedTensorValue, qt.Union()));
+  s_->next_id = id + 1;
+  return id;
+}
+
+uint32_t PayloadBuilder::quantized_input(std::vector<size_t> dims, DataType type, Quant q) {
+  return make(type, std::move(dims), kExternalInput, s_->next_external++, 0, &q);
+}
+uint32_t PayloadBuilder::quantized_output(std::vector<size_t> dims, DataType type, Quant q) {
+  return make(type, std::move(dims), kExternalOutput, s_->next_external++, 0, &q);
+}
+uint32_t PayloadBuilder::quantized_constant(std::vector<size_t> dims, DataType type, Quant q,
+                                            std::vector<uint8_t> data) {
+  auto& bytes = s_->constant_bytes;
+  while (bytes.size() % 16) bytes.push_back(0);
+  const uint64_t offset = bytes.size();
+  bytes.insert(bytes.end(), data.begin(), data.end());
+  s_->constants.push_back(fb::CreateConstantRef(s_->fbb, offset, data.size()));
+  const auto index = static_cast<uint32_t>(s_->constants.size() - 1);
+  return make(type, std::move(dims), 0, kNoValue, index, &q);
+}
+
 uint32_t PayloadBuilder::input(std::vector<size_t> dims, DataType type) {
-  s_->inputs.push_back(s_->next_id);
-  return value(type, std::move(dims), kExternalInput, s_->next_external++, 0, s_->next_id);
+  return make(type, std::move(dims), kExternalInput, s_->next_external++, 0, nullptr);
 }
 uint32_t PayloadBuilder::output(std::vector<size_t> dims, DataType type) {
-  s_->outputs.push_back(s_->next_id);
-  return value(type, std::move(dims), kExternalOutput, s_->next_external++, 0, s_->next_id);
+  return make(type, std::move(dims), kExternalOutput, s_->next_external++, 0, nullptr);
 }
 uint32_t PayloadBuilder::internal(std::vector<size_t> dims, DataType type) {
   return value(type, std::move(dims), 0, kNoValue, 0, s_->next_id);
@@ -97,16 +136,22 @@ void PayloadBuilder::fully_connected(uint32_t in, uint32_t filter, uint32_t bias
   s_->add(NodeType::kFullyConnected,
           fb::CreateFullyConnected(s_->fbb, in, filter, bias, out, 0).Union());
 }
-void PayloadBuilder::conv(NodeType type, std::array<uint32_t, 13> p, uint32_t in, uint32_t filter,
+void PayloadBuilder::conv(NodeType type, std::array<uint32_t, 15> p, uint32_t in, uint32_t filter,
                           uint32_t bias, uint32_t out) {
   s_->add(type, fb::CreateConv(s_->fbb, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9],
-                               p[10], p[11], p[12], 0, 0, in, filter, bias, out, 0)
+                               p[10], p[11], p[12], p[13], p[14], in, filter, bias, out, 0)
                     .Union());
 }
-void PayloadBuilder::pooling(NodeType type, std::array<uint32_t, 8> p, uint32_t in, uint32_t out) {
-  s_->add(type, fb::CreatePooling(s_->fbb, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], 1, 1, in,
-                                  out, 0)
+void PayloadBuilder::pooling(NodeType type, std::array<uint32_t, 10> p, uint32_t in, uint32_t out) {
+  s_->add(type, fb::CreatePooling(s_->fbb, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7],
+                                  std::max(p[8], 1u), std::max(p[9], 1u), in, out, 0)
                     .Union());
+}
+void PayloadBuilder::argmax_pooling(std::array<uint32_t, 6> p, uint32_t in, uint32_t out,
+                                    uint32_t index) {
+  s_->add(NodeType::kArgMaxPooling2d,
+          fb::CreateArgMaxPooling(s_->fbb, p[0], p[1], p[2], p[3], p[4], p[5], in, out, index, 0)
+              .Union());
 }
 void PayloadBuilder::resize_bilinear(uint32_t height, uint32_t width, uint32_t in, uint32_t out,
                                      uint32_t flags) {

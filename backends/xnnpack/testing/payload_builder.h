@@ -28,14 +28,31 @@ class PayloadBuilder {
   uint32_t value(DataType type, std::vector<size_t> dims, uint32_t flags, uint32_t external_id,
                  uint32_t constant_index, uint32_t id);
 
+  // Quantization: per tensor (scale, zero point), or per channel when channel_scales is
+  // set (one scale per entry of dims[channel_dim]).
+  struct Quant {
+    float scale = 1.0f;
+    int32_t zero_point = 0;
+    std::vector<float> channel_scales;
+    int32_t channel_dim = 0;
+  };
+  uint32_t quantized_input(std::vector<size_t> dims, DataType type, Quant q);
+  uint32_t quantized_output(std::vector<size_t> dims, DataType type, Quant q);
+  // A quantized constant holding `bytes` (numel x the type's size).
+  uint32_t quantized_constant(std::vector<size_t> dims, DataType type, Quant q,
+                              std::vector<uint8_t> bytes);
+
   void unary(NodeType type, uint32_t in, uint32_t out, float scalar = 0);
   void binary(NodeType type, uint32_t a, uint32_t b, uint32_t out, uint32_t flags = 0);
   void fully_connected(uint32_t in, uint32_t filter, uint32_t bias, uint32_t out);
-  // params: padding t/r/b/l, kernel h/w, stride h/w, dilation h/w, group in/out, groups
-  void conv(NodeType type, std::array<uint32_t, 13> params, uint32_t in, uint32_t filter,
+  // params: padding t/r/b/l, kernel h/w, stride h/w, dilation h/w, group in/out, groups,
+  // then (transposed convolutions, default 0) output adjustment h/w
+  void conv(NodeType type, std::array<uint32_t, 15> params, uint32_t in, uint32_t filter,
             uint32_t bias, uint32_t out);
-  // params: padding t/r/b/l, pool h/w, stride h/w
-  void pooling(NodeType type, std::array<uint32_t, 8> params, uint32_t in, uint32_t out);
+  // params: padding t/r/b/l, pool h/w, stride h/w, then dilation h/w (default 0: none)
+  void pooling(NodeType type, std::array<uint32_t, 10> params, uint32_t in, uint32_t out);
+  // params: padding t/r/b/l, pool h/w (the stride is the pool)
+  void argmax_pooling(std::array<uint32_t, 6> params, uint32_t in, uint32_t out, uint32_t index);
   void resize_bilinear(uint32_t height, uint32_t width, uint32_t in, uint32_t out,
                        uint32_t flags = 0);
   void transpose(std::vector<uint32_t> perm, uint32_t in, uint32_t out);
@@ -53,6 +70,8 @@ class PayloadBuilder {
 
  private:
   struct State;
+  uint32_t make(DataType type, std::vector<size_t> dims, uint32_t flags, uint32_t external_id,
+                uint32_t constant_index, const Quant* quant);
   std::unique_ptr<State> s_;
 };
 
