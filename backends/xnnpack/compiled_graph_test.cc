@@ -670,6 +670,20 @@ TEST(Refusals, ConvFilterOfTheWrongShape) {
       << built.status().message();
 }
 
+TEST(Refusals, DepthwiseConvWithSeveralInputChannelsPerGroup) {
+  // XNNPACK's depthwise convolution reads one input channel per group: 3 groups of 2
+  // would silently read the wrong channels.
+  PayloadBuilder b;
+  const uint32_t in = b.input({1, 4, 4, 6});
+  const uint32_t out = b.output({1, 4, 4, 3});
+  const uint32_t w = b.constant({1, 3, 3, 3}, Floats(27, 0.1f));
+  b.conv(NodeType::kDepthwiseConv2d, {1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 2, 1, 3}, in, w, kNoValue, out);
+  auto built = compile(b);
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.status().message().find("one input channel per group"), std::string::npos)
+      << built.status().message();
+}
+
 TEST(Refusals, AValueReadBeforeWrittenAndAnOutputNeverWritten) {
   PayloadBuilder read_early;
   const uint32_t in = read_early.input({4});

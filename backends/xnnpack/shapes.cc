@@ -205,6 +205,10 @@ class NodeChecker {
           fmt::format("input has {} channels, groups x group inputs = {}", x[3], groups * gic));
     }
     const bool depthwise = node_.type == NodeType::kDepthwiseConv2d;
+    if (depthwise && gic != 1) {
+      return fail(
+          fmt::format("a depthwise convolution reads one input channel per group, not {}", gic));
+    }
     const Dims want_filter =
         depthwise ? Dims{1, kh, kw, groups * goc} : Dims{groups * goc, kh, kw, gic};
     if (w != want_filter) {
