@@ -43,8 +43,8 @@ inline uint16_t float_to_half_bits(float f) {
     return sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u);
   }
   if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to beyond 65504: inf
-  if (abs < 0x38800000u) {                         // below the smallest normal: subnormal
-    if (abs < 0x33000000u) return sign;            // below half the smallest subnormal
+  if (abs < 0x38800000u) {                        // below the smallest normal: subnormal
+    if (abs < 0x33000000u) return sign;           // below half the smallest subnormal
     const uint32_t exp = abs >> 23;
     const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
     const uint32_t shift = 126 - exp;  // 14 + (113 - exp) - 1
@@ -88,7 +88,7 @@ struct Half {
 struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
-  BFloat16(float f) : bits(half_detail::float_to_bfloat16_bits(f)) {}  // NOLINT
+  BFloat16(float f) : bits(half_detail::float_to_bfloat16_bits(f)) {}           // NOLINT
   operator float() const { return half_detail::bfloat16_bits_to_float(bits); }  // NOLINT
   static BFloat16 from_bits(uint16_t b) {
     BFloat16 h;

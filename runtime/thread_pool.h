@@ -50,7 +50,7 @@ class ThreadPool {
   size_t threads_ = 1;
   std::unique_ptr<pthreadpool, Deleter> pool_;
   std::vector<std::unique_ptr<pthreadpool, Deleter>> retired_;  // handed out by native()
-  std::mutex busy_;  // held while the pool runs a loop
+  std::mutex busy_;                                             // held while the pool runs a loop
 };
 
 }  // namespace et

@@ -326,6 +326,7 @@ int main(int argc, char** argv) {
       return usage_error("more than one model given: " + opt.model + ", " + arg);
     }
   }
-  if (opt.model.empty() && !opt.list_ops && !opt.list_backends) return usage_error("no model given");
+  if (opt.model.empty() && !opt.list_ops && !opt.list_backends)
+    return usage_error("no model given");
   return et::tools::run(opt);
 }

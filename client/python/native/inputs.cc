@@ -319,9 +319,8 @@ PendingInput convert_input(const py::handle& object, size_t i, Method& method) {
   // A real torch tensor (or subclass) when torch is imported; a fake one either way.
   const py::object torch = py::module_::import("sys").attr("modules").attr("get")("torch");
   const bool is_torch_tensor =
-      !torch.is_none() &&
-      PyType_IsSubtype(Py_TYPE(object.ptr()),
-                       reinterpret_cast<PyTypeObject*>(torch.attr("Tensor").ptr()));
+      !torch.is_none() && PyType_IsSubtype(Py_TYPE(object.ptr()), reinterpret_cast<PyTypeObject*>(
+                                                                      torch.attr("Tensor").ptr()));
   if (is_torch_tensor || claims_to_be_torch(object)) return from_torch(object, i, method);
   if (PyObject_CheckBuffer(object.ptr())) return from_buffer(object, i, method);
   if (PyCapsule_CheckExact(object.ptr())) {
