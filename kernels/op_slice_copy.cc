@@ -32,7 +32,12 @@ Status slice_copy_out(KernelContext& ctx) {
   shape.sizes[dim] = end == start ? 0 : (end - start - 1) / step + 1;
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
   std::array<int64_t, kMaxRank> src_strides{};
-  for (int d = 0; d < self->dim(); ++d) src_strides[d] = self->stride(d) * (d == dim ? step : 1);
+  // The step only matters between two taken elements; then step < n, so the product
+  // stays within the tensor's extent (a huge step with one element taken would overflow).
+  const int64_t taken_step = shape.sizes[dim] > 1 ? step : 1;
+  for (int d = 0; d < self->dim(); ++d) {
+    src_strides[d] = self->stride(d) * (d == dim ? taken_step : 1);
+  }
   const auto* base = static_cast<const uint8_t*>(self->data()) +
                      start * self->stride(dim) * static_cast<int64_t>(self->element_size());
   if (out->numel() == 0) return Status();
