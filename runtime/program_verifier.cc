@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -264,9 +266,15 @@ class ProgramChecker {
     if (Status s = Tensor::validate_shape({sizes.data(), rank}, dim_order); !s.ok()) {
       return invalid_program(s.message());
     }
+    // The byte count, and the span of the strides (an empty dim counts as 1 there, so
+    // a 0 elsewhere does not excuse the other dims), must fit in int64.
     uint64_t nbytes = element_size(dtype);
+    uint64_t span = element_size(dtype);
     for (uint32_t d = 0; d < rank; ++d) {
-      if (__builtin_mul_overflow(nbytes, static_cast<uint64_t>(sizes[d]), &nbytes)) {
+      const auto size = static_cast<uint64_t>(sizes[d]);
+      if (__builtin_mul_overflow(nbytes, size, &nbytes) ||
+          __builtin_mul_overflow(span, std::max<uint64_t>(size, 1), &span) ||
+          span > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
         return invalid_program(fmt::format("shape {} overflows the byte count",
                                            shape_string(std::span(sizes.data(), rank))));
       }

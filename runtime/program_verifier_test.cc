@@ -131,6 +131,13 @@ TEST(ProgramVerifier, ByteCountOverflow) {
   expect_refused(b, "overflows");
 }
 
+TEST(ProgramVerifier, StrideOverflowBehindAnEmptyDim) {
+  // No bytes, but the strides of the other dims still multiply up past int64.
+  ProgramBuilder b = valid();
+  b.add_tensor({.sizes = {0, 1 << 30, 1 << 30, 1 << 30}});
+  expect_refused(b, "overflows");
+}
+
 TEST(ProgramVerifier, UnknownScalarType) {
   ProgramBuilder b = valid();
   b.add_tensor({.sizes = {2}, .scalar_type_override = 42});
