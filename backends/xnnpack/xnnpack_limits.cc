@@ -75,7 +75,8 @@ class LimitChecker {
   Status unsupported(std::string what) const {
     return not_supported(
         fmt::format("XNNPACK {} (debug handle {}): {}: the installed XNNPACK "
-                    "cannot run this safely",
+                    "cannot run this safely; export the model without delegating this "
+                    "node to XNNPACK",
                     node_type_name(node_.type), node_.debug_handle, what));
   }
   Status invalid(std::string what) const {
