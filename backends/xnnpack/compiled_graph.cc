@@ -138,13 +138,18 @@ Status CompiledGraph::plan() {
     }
   }
 
-  // Values read by a step other than their writer's, or touched by kernel steps, live
-  // outside XNNPACK runtimes: in caller buffers (externals) or staged in the replica.
+  // Values read by a step other than their writer's, touched by kernel steps, or read
+  // by no node at all live outside XNNPACK runtimes: in caller buffers (externals) or
+  // staged in the replica. (XNNPACK gives a value nobody reads no memory, yet still
+  // runs the node writing it: it asserts, or writes through a null pointer.)
   std::vector<std::vector<size_t>> users(nvalues);
+  std::vector<bool> read(nvalues, false);
   for (size_t s = 0; s < steps_.size(); ++s) {
     for (uint32_t n : steps_[s].nodes) {
       for (uint32_t id : graph_.nodes[n].inputs) {
-        if (id != kNoValue) users[id].push_back(s);
+        if (id == kNoValue) continue;
+        users[id].push_back(s);
+        read[id] = true;
       }
       for (uint32_t id : graph_.nodes[n].outputs) users[id].push_back(s);
     }
@@ -158,7 +163,7 @@ Status CompiledGraph::plan() {
                                     [&](size_t s) { return s != users[id].front(); });
     const bool kernel = std::any_of(users[id].begin(), users[id].end(),
                                     [&](size_t s) { return !steps_[s].on_xnnpack; });
-    outside[id] = external || shared || kernel;
+    outside[id] = external || shared || kernel || !read[id];
     if (outside[id] && !external) staged_.push_back(id);
   }
   for (PlanStep& step : steps_) {

@@ -574,6 +574,25 @@ PayloadBuilder mixed_graph(Floats& w, Floats& bias) {
   return b;
 }
 
+TEST(Plan, ValuesNobodyReadsStillGetMemory) {
+  // XNNPACK allocates nothing for an internal value no node reads, but still runs the
+  // node writing it (a reshape asserted on the null buffer; found by the fuzzer).
+  PayloadBuilder b;
+  const uint32_t in = b.input({2, 3});
+  const uint32_t out = b.output({2, 3});
+  const uint32_t dead_reshape = b.internal({3, 2});
+  const uint32_t dead_add = b.internal({2, 3});
+  b.reshape({3, 2}, in, dead_reshape);
+  b.binary(NodeType::kAdd, in, in, dead_add);
+  b.unary(NodeType::kNegate, in, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(6);
+  Floats want(6);
+  for (size_t i = 0; i < 6; ++i) want[i] = -x[i];
+  expect_near(run(*built->graph, {x})[0], want);
+}
+
 TEST(Plan, MaximalRunsAndNodeByNodeAgree) {
   Floats w, bias;
   PayloadBuilder runs_builder = mixed_graph(w, bias);

@@ -148,7 +148,8 @@ TEST(ParseGraph, RefusesUnknownDataTypesAndTooManyDims) {
 }
 
 // Inputs the payload fuzzer once crashed on (tests/fuzz/xnnpack_regressions/): each is
-// refused or parsed, planned and compiled without a crash, as the fuzzer drives it.
+// refused, or parsed, planned, compiled and run once without a crash, as the fuzzer
+// drives it.
 TEST(ParseGraph, FuzzRegressionsRunSafely) {
   auto zeros = [](std::string_view) -> Result<std::span<const uint8_t>> {
     static const std::vector<uint8_t> bytes(size_t{8} << 20, 0);
@@ -160,8 +161,18 @@ TEST(ParseGraph, FuzzRegressionsRunSafely) {
     const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
                                      std::istreambuf_iterator<char>()};
     auto graph = parse_graph(bytes, zeros);
-    if (graph.ok()) (void)CompiledGraph::create(std::move(graph).value(), {});
     ++files;
+    if (!graph.ok()) continue;
+    auto compiled = CompiledGraph::create(std::move(graph).value(), {});
+    if (!compiled.ok()) continue;
+    const Graph& g = (*compiled)->graph();
+    std::vector<std::vector<float>> buffers;
+    std::vector<void*> ptrs;
+    for (uint32_t id : g.externals) {
+      buffers.emplace_back((g.values[id].nbytes() + 3) / 4 + 4, 0.5f);
+      ptrs.push_back(buffers.back().data());
+    }
+    (void)(*compiled)->run(ptrs);
   }
   EXPECT_GT(files, 0u) << "no regression inputs in " << ET_XNNPACK_REGRESSIONS_DIR;
 }
