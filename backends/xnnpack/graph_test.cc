@@ -9,6 +9,7 @@
 
 #include "backends/xnnpack/compiled_graph.h"
 #include "backends/xnnpack/testing/payload_builder.h"
+#include "backends/xnnpack/testing/run_once.h"
 
 namespace et::xnn {
 namespace {
@@ -165,14 +166,7 @@ TEST(ParseGraph, FuzzRegressionsRunSafely) {
     if (!graph.ok()) continue;
     auto compiled = CompiledGraph::create(std::move(graph).value(), {});
     if (!compiled.ok()) continue;
-    const Graph& g = (*compiled)->graph();
-    std::vector<std::vector<float>> buffers;
-    std::vector<void*> ptrs;
-    for (uint32_t id : g.externals) {
-      buffers.emplace_back((g.values[id].nbytes() + 3) / 4 + 4, 0.5f);
-      ptrs.push_back(buffers.back().data());
-    }
-    (void)(*compiled)->run(ptrs);
+    (void)testing::run_once(**compiled);
   }
   EXPECT_GT(files, 0u) << "no regression inputs in " << ET_XNNPACK_REGRESSIONS_DIR;
 }

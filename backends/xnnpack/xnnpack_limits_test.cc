@@ -6,10 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "backends/xnnpack/compiled_graph.h"
 #include "backends/xnnpack/testing/payload_builder.h"
+#include "backends/xnnpack/testing/run_once.h"
 
 namespace et::xnn {
 namespace {
@@ -27,23 +26,11 @@ Result<std::shared_ptr<CompiledGraph>> compile(PayloadBuilder& b, std::vector<ui
   return CompiledGraph::create(std::move(g), CompileOptions{});
 }
 
-// Runs `graph` once on zeroed buffers (inputs and outputs); the status of the run.
-Status run_once(const CompiledGraph& graph) {
-  const Graph& g = graph.graph();
-  std::vector<std::vector<uint8_t>> buffers;
-  std::vector<void*> ptrs;
-  for (uint32_t id : g.externals) {
-    buffers.emplace_back(g.values[id].nbytes() + 64, 0);
-    ptrs.push_back(buffers.back().data());
-  }
-  return graph.run(ptrs);
-}
-
 void expect_refused(PayloadBuilder& b, StatusCode code, std::string_view says) {
   std::vector<uint8_t> payload;
   auto built = compile(b, payload);
   if (built.ok()) {
-    Status ran = run_once(**built);
+    Status ran = testing::run_once(**built, 0.0f);
     FAIL() << "compiled (and ran: " << ran.to_string() << "); expected a refusal saying '" << says
            << "'";
   }
@@ -112,7 +99,7 @@ TEST(XnnpackLimits, QuantizedConvWithAnOrdinaryScaleRuns) {
   std::vector<uint8_t> payload;
   auto built = compile(b, payload);
   ASSERT_TRUE(built.ok()) << built.status().to_string();
-  EXPECT_TRUE(run_once(**built).ok());
+  EXPECT_TRUE(testing::run_once(**built, 0.0f).ok());
 }
 
 TEST(XnnpackLimits, QuantizedFullyConnectedWithATinyRequantizationScale) {

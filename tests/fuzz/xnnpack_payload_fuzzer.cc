@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/xnnpack/compiled_graph.h"
+#include "backends/xnnpack/testing/run_once.h"
 
 namespace {
 
@@ -26,13 +27,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_activation_bytes = kLimit;
   auto compiled = et::xnn::CompiledGraph::create(std::move(graph).value(), options);
   if (!compiled.ok()) return 0;
-  const et::xnn::Graph& g = (*compiled)->graph();
-  std::vector<std::vector<float>> buffers;
-  std::vector<void*> ptrs;
-  for (uint32_t id : g.externals) {
-    buffers.emplace_back((g.values[id].nbytes() + 3) / 4 + 4, 0.5f);
-    ptrs.push_back(buffers.back().data());
-  }
-  (void)(*compiled)->run(ptrs);
+  (void)et::xnn::testing::run_once(**compiled);
   return 0;
 }
