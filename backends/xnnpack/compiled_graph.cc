@@ -98,15 +98,8 @@ Status CompiledGraph::plan() {
                         node_type_name(node.type), node.debug_handle, id));
       }
     }
-    bool xnnpack = xnnpack_runs(graph_, node);
-    if (xnnpack) {
-      // A form the installed XNNPACK cannot run safely goes to our kernels, if any.
-      Status limit = check_xnnpack_limits(graph_, node);
-      if (!limit.ok()) {
-        if (limit.code() != StatusCode::kNotSupported || !kernel_runs(graph_, node)) return limit;
-        xnnpack = false;
-      }
-    }
+    const bool xnnpack = xnnpack_runs(graph_, node);
+    if (xnnpack) ET_RETURN_IF_ERROR(check_xnnpack_limits(graph_, node));
     if (!xnnpack && !kernel_runs(graph_, node)) {
       std::string types;
       for (uint32_t id : node.inputs) {

@@ -12,7 +12,8 @@ constexpr uint32_t kTransposeB = 0x1;  // FullyConnected filter [K, N]
 constexpr double kMinRequantScale = 0x1p-32;
 constexpr double kMaxRequantScale = 256.0;
 // Resize-bilinear indirection asserts that every source coordinate, computed in float,
-// lies inside the input; rounding breaks that for output sizes near 2^23.
+// lies inside the input; rounding breaks that for output sizes near 2^23 (half that,
+// for a margin).
 constexpr size_t kMaxResizeDim = size_t{1} << 22;
 
 class LimitChecker {

@@ -10,6 +10,8 @@
 namespace et::xnn::testing {
 
 struct PayloadBuilder::State {
+  using Quant = PayloadBuilder::Quant;
+
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fb::Value>> values;
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
@@ -35,6 +37,37 @@ struct PayloadBuilder::State {
     lo = -std::numeric_limits<float>::infinity();
     hi = std::numeric_limits<float>::infinity();
   }
+  // A value (quantized when `q` is set) with id `id`.
+  uint32_t add_value(DataType type, const std::vector<size_t>& dims, uint32_t flags,
+                     uint32_t external_id, uint32_t constant_index, uint32_t id, const Quant* q) {
+    std::vector<uint32_t> d(dims.begin(), dims.end());
+    auto t =
+        fb::CreateTensorValue(fbb, static_cast<fb::DataType>(type), static_cast<uint32_t>(d.size()),
+                              fbb.CreateVector(d), constant_index, external_id, flags, id);
+    if (!q) {
+      values.push_back(fb::CreateValue(fbb, fb::ValueKind::TensorValue, t.Union()));
+    } else if (q->channel_scales.empty()) {
+      auto pt = fb::CreatePerTensorQuant(fbb, q->scale, q->zero_point);
+      auto qt = fb::CreateQuantizedTensorValue(fbb, t, fb::QuantParams::PerTensorQuant, pt.Union());
+      values.push_back(fb::CreateValue(fbb, fb::ValueKind::QuantizedTensorValue, qt.Union()));
+    } else {
+      auto pc = fb::CreatePerChannelQuant(fbb, fbb.CreateVector(q->channel_scales), q->channel_dim);
+      auto qt =
+          fb::CreateQuantizedTensorValue(fbb, t, fb::QuantParams::PerChannelQuant, pc.Union());
+      values.push_back(fb::CreateValue(fbb, fb::ValueKind::QuantizedTensorValue, qt.Union()));
+    }
+    next_id = std::max(next_id, id + 1);
+    return id;
+  }
+  // `n` bytes appended to the constant section (16-byte aligned); the constant's index.
+  uint32_t add_constant(const void* data, size_t n) {
+    while (constant_bytes.size() % 16) constant_bytes.push_back(0);
+    const uint64_t offset = constant_bytes.size();
+    constant_bytes.resize(offset + n);
+    std::memcpy(constant_bytes.data() + offset, data, n);
+    constants.push_back(fb::CreateConstantRef(fbb, offset, n));
+    return static_cast<uint32_t>(constants.size() - 1);
+  }
   void add(NodeType type, flatbuffers::Offset<void> table) {
     flush();
     pending_type = static_cast<fb::NodeKind>(type);
@@ -51,37 +84,14 @@ PayloadBuilder& PayloadBuilder::operator=(PayloadBuilder&&) noexcept = default;
 
 uint32_t PayloadBuilder::value(DataType type, std::vector<size_t> dims, uint32_t flags,
                                uint32_t external_id, uint32_t constant_index, uint32_t id) {
-  std::vector<uint32_t> d(dims.begin(), dims.end());
-  auto t = fb::CreateTensorValue(s_->fbb, static_cast<fb::DataType>(type),
-                                 static_cast<uint32_t>(d.size()), s_->fbb.CreateVector(d),
-                                 constant_index, external_id, flags, id);
-  s_->values.push_back(fb::CreateValue(s_->fbb, fb::ValueKind::TensorValue, t.Union()));
-  s_->next_id = std::max(s_->next_id, id + 1);
-  return id;
+  return s_->add_value(type, dims, flags, external_id, constant_index, id, nullptr);
 }
 
 uint32_t PayloadBuilder::make(DataType type, std::vector<size_t> dims, uint32_t flags,
                               uint32_t external_id, uint32_t constant_index, const Quant* q) {
   if (flags & kExternalInput) s_->inputs.push_back(s_->next_id);
   if (flags & kExternalOutput) s_->outputs.push_back(s_->next_id);
-  if (!q) return value(type, std::move(dims), flags, external_id, constant_index, s_->next_id);
-  auto& f = s_->fbb;
-  const uint32_t id = s_->next_id;
-  std::vector<uint32_t> d(dims.begin(), dims.end());
-  auto t =
-      fb::CreateTensorValue(f, static_cast<fb::DataType>(type), static_cast<uint32_t>(d.size()),
-                            f.CreateVector(d), constant_index, external_id, flags, id);
-  flatbuffers::Offset<fb::QuantizedTensorValue> qt;
-  if (q->channel_scales.empty()) {
-    auto pt = fb::CreatePerTensorQuant(f, q->scale, q->zero_point);
-    qt = fb::CreateQuantizedTensorValue(f, t, fb::QuantParams::PerTensorQuant, pt.Union());
-  } else {
-    auto pc = fb::CreatePerChannelQuant(f, f.CreateVector(q->channel_scales), q->channel_dim);
-    qt = fb::CreateQuantizedTensorValue(f, t, fb::QuantParams::PerChannelQuant, pc.Union());
-  }
-  s_->values.push_back(fb::CreateValue(f, fb::ValueKind::QuantizedTensorValue, qt.Union()));
-  s_->next_id = id + 1;
-  return id;
+  return s_->add_value(type, dims, flags, external_id, constant_index, s_->next_id, q);
 }
 
 uint32_t PayloadBuilder::quantized_input(std::vector<size_t> dims, DataType type, Quant q) {
@@ -92,12 +102,7 @@ uint32_t PayloadBuilder::quantized_output(std::vector<size_t> dims, DataType typ
 }
 uint32_t PayloadBuilder::quantized_constant(std::vector<size_t> dims, DataType type, Quant q,
                                             std::vector<uint8_t> data) {
-  auto& bytes = s_->constant_bytes;
-  while (bytes.size() % 16) bytes.push_back(0);
-  const uint64_t offset = bytes.size();
-  bytes.insert(bytes.end(), data.begin(), data.end());
-  s_->constants.push_back(fb::CreateConstantRef(s_->fbb, offset, data.size()));
-  const auto index = static_cast<uint32_t>(s_->constants.size() - 1);
+  const uint32_t index = s_->add_constant(data.data(), data.size());
   return make(type, std::move(dims), 0, kNoValue, index, &q);
 }
 
@@ -108,17 +113,11 @@ uint32_t PayloadBuilder::output(std::vector<size_t> dims, DataType type) {
   return make(type, std::move(dims), kExternalOutput, s_->next_external++, 0, nullptr);
 }
 uint32_t PayloadBuilder::internal(std::vector<size_t> dims, DataType type) {
-  return value(type, std::move(dims), 0, kNoValue, 0, s_->next_id);
+  return make(type, std::move(dims), 0, kNoValue, 0, nullptr);
 }
 uint32_t PayloadBuilder::constant(std::vector<size_t> dims, std::vector<float> data) {
-  auto& bytes = s_->constant_bytes;
-  while (bytes.size() % 16) bytes.push_back(0);
-  const uint64_t offset = bytes.size();
-  bytes.resize(bytes.size() + data.size() * sizeof(float));
-  std::memcpy(bytes.data() + offset, data.data(), data.size() * sizeof(float));
-  s_->constants.push_back(fb::CreateConstantRef(s_->fbb, offset, data.size() * sizeof(float)));
-  const auto index = static_cast<uint32_t>(s_->constants.size() - 1);
-  return value(DataType::kFp32, std::move(dims), 0, kNoValue, index, s_->next_id);
+  const uint32_t index = s_->add_constant(data.data(), data.size() * sizeof(float));
+  return make(DataType::kFp32, std::move(dims), 0, kNoValue, index, nullptr);
 }
 
 void PayloadBuilder::unary(NodeType type, uint32_t in, uint32_t out, float scalar) {
