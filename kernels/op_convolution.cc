@@ -109,18 +109,30 @@ Status convolve(const KernelContext& ctx, const Tensor& input, const Tensor& wei
                 false);
       }
     };
-    const size_t column_count = pointwise ? 0 : static_cast<size_t>(in_cg * kernel * spatial);
+    // Scratch comes from the instruction's arena (sizes overflow-checked and limited),
+    // one column buffer per chunk of groups the pool may run at once.
+    const int64_t column_count = pointwise ? 0 : in_cg * kernel * spatial;  // checked below
+    const auto chunks_wanted =
+        g.groups == 1 ? 1 : std::min<int64_t>(g.groups, ThreadPool::global().threads());
+    const auto grain = (g.groups + chunks_wanted - 1) / chunks_wanted;
+    const auto chunks = (g.groups + grain - 1) / grain;
+    T* columns = nullptr;
+    if (!pointwise) {
+      ET_ASSIGN_OR_RETURN(void* scratch,
+                          ctx.temp_product({chunks, in_cg, kernel, spatial}, sizeof(T)));
+      columns = static_cast<T*>(scratch);
+    }
     for (int64_t n = 0; n < g.batch; ++n) {
       const T* image = x + n * g.in_c * g.in_h * g.in_w;
       if (g.groups == 1) {
-        std::vector<T> columns(column_count);
-        run_group(image, n, 0, columns.data());
+        run_group(image, n, 0, columns);
       } else {
         ThreadPool::global().parallel_for(
-            static_cast<size_t>(g.groups), 1, [&](size_t g0, size_t g1) {
-              std::vector<T> columns(column_count);
+            static_cast<size_t>(g.groups), static_cast<size_t>(grain), [&](size_t g0, size_t g1) {
+              T* own =
+                  columns ? columns + static_cast<int64_t>(g0) / grain * column_count : nullptr;
               for (size_t grp = g0; grp < g1; ++grp)
-                run_group(image, n, static_cast<int64_t>(grp), columns.data());
+                run_group(image, n, static_cast<int64_t>(grp), own);
             });
       }
       if (b) {
@@ -134,10 +146,10 @@ Status convolve(const KernelContext& ctx, const Tensor& input, const Tensor& wei
   }
   // Transposed: weight is [in_c, out_c/groups, k_h, k_w]; columns = W^T x, then col2im.
   const int64_t in_spatial = g.in_h * g.in_w, out_spatial = g.out_h * g.out_w;
-  ET_ASSIGN_OR_RETURN(void* scratch,
-                      ctx.temp(static_cast<size_t>(out_cg * kernel * in_spatial) * sizeof(T)));
+  ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({out_cg, kernel, in_spatial}, sizeof(T)));
   T* columns = static_cast<T*>(scratch);
-  std::vector<T> wt(static_cast<size_t>(out_cg * kernel * in_cg));
+  ET_ASSIGN_OR_RETURN(void* wt_scratch, ctx.temp_product({out_cg, kernel, in_cg}, sizeof(T)));
+  T* wt = static_cast<T*>(wt_scratch);
   std::fill(y, y + g.batch * g.out_c * out_spatial, T(0));
   for (int64_t grp = 0; grp < g.groups; ++grp) {
     // wt[(oc*kernel + k), ic] = w[grp*in_cg + ic, oc, k]
@@ -148,8 +160,8 @@ Status convolve(const KernelContext& ctx, const Tensor& input, const Tensor& wei
     }
     for (int64_t n = 0; n < g.batch; ++n) {
       const T* image = x + (n * g.in_c + grp * in_cg) * in_spatial;
-      gemm<T>(out_cg * kernel, in_spatial, in_cg, wt.data(), in_cg, image, in_spatial, columns,
-              in_spatial, false);
+      gemm<T>(out_cg * kernel, in_spatial, in_cg, wt, in_cg, image, in_spatial, columns, in_spatial,
+              false);
       col2im(columns, g, out_cg, y + (n * g.out_c + grp * out_cg) * out_spatial);
     }
   }

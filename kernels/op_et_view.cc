@@ -17,8 +17,12 @@ Status et_view(KernelContext& ctx) {
     return ctx.unsupported("a view of a tensor that is not contiguous");
   }
   ET_ASSIGN_OR_RETURN(Shape shape, resolve_view_shape(ctx, sizes, self->numel()));
-  ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
-  out->set_data(self->mutable_data());
+  // The view is backed by self's memory and no more: a later kernel resizing it is held
+  // to self's bytes, not to the view's own upper bounds. The method undoes the alias
+  // before its next execute.
+  if (Status s = out->bind(self->mutable_data(), self->capacity(), shape.view()); !s.ok()) {
+    return ctx.fail(fmt::format("output: {}", s.message()));
+  }
   out->set_constant(self->is_constant());
   return Status();
 }

@@ -31,11 +31,11 @@ Result<Number> number(const KernelContext& ctx, size_t k) {
 }
 
 Status set_number(KernelContext& ctx, size_t k, const Number& n) {
-  if (k >= ctx.num_args()) return ctx.fail("the result slot is missing");
+  ET_ASSIGN_OR_RETURN(Value * out, ctx.scalar_output(k));
   if (n.is_float) {
-    ctx.arg(k).set_double(n.d);
+    out->set_double(n.d);
   } else {
-    ctx.arg(k).set_int(n.i);
+    out->set_int(n.i);
   }
   return Status();
 }
@@ -71,9 +71,8 @@ template <typename Cmp>
 Status compare(KernelContext& ctx, Cmp cmp) {
   ET_ASSIGN_OR_RETURN(Number a, number(ctx, 0));
   ET_ASSIGN_OR_RETURN(Number b, number(ctx, 1));
-  if (ctx.num_args() < 3) return ctx.fail("the result slot is missing");
-  const bool r = (!a.is_float && !b.is_float) ? cmp(a.i, b.i) : cmp(a.as_double(), b.as_double());
-  ctx.arg(2).set_bool(r);
+  ET_ASSIGN_OR_RETURN(Value * out, ctx.scalar_output(2));
+  out->set_bool((!a.is_float && !b.is_float) ? cmp(a.i, b.i) : cmp(a.as_double(), b.as_double()));
   return Status();
 }
 
@@ -137,14 +136,7 @@ Status le(KernelContext& c) {
 template <typename F>
 Status unary(KernelContext& c, F f) {
   ET_ASSIGN_OR_RETURN(Number a, number(c, 0));
-  if (c.num_args() < 2) return c.fail("the result slot is missing");
-  const Number r = f(a);
-  if (r.is_float) {
-    c.arg(1).set_double(r.d);
-  } else {
-    c.arg(1).set_int(r.i);
-  }
-  return Status();
+  return set_number(c, 1, f(a));
 }
 
 Status neg(KernelContext& c) {
@@ -157,10 +149,10 @@ Status sym_float(KernelContext& c) {
 }
 Status to_int(KernelContext& c, double (*round)(double)) {
   ET_ASSIGN_OR_RETURN(Number a, number(c, 0));
-  if (c.num_args() < 2) return c.fail("the result slot is missing");
+  ET_ASSIGN_OR_RETURN(Value * out, c.scalar_output(1));
   const double v = a.is_float ? round(a.d) : static_cast<double>(a.i);
   if (!(v >= -9.2e18 && v <= 9.2e18)) return c.fail(fmt::format("{} does not fit an int", v));
-  c.arg(1).set_int(a.is_float ? static_cast<int64_t>(v) : a.i);
+  out->set_int(a.is_float ? static_cast<int64_t>(v) : a.i);
   return Status();
 }
 Status sym_int(KernelContext& c) { return to_int(c, std::trunc); }
@@ -169,14 +161,26 @@ Status round(KernelContext& c) { return to_int(c, std::nearbyint); }
 Status trunc(KernelContext& c) { return to_int(c, std::trunc); }
 Status sym_not(KernelContext& c) {
   ET_ASSIGN_OR_RETURN(bool b, c.bool_arg(0));
-  if (c.num_args() < 2) return c.fail("the result slot is missing");
-  c.arg(1).set_bool(!b);
+  ET_ASSIGN_OR_RETURN(Value * out, c.scalar_output(1));
+  out->set_bool(!b);
   return Status();
 }
-Status sym_ite(KernelContext& c) {  // (cond, a, b) -> a if cond else b
+// (cond, a, b) -> a if cond else b. Copies the chosen number, never a whole value: a
+// tensor or list copied over another value would outlive the execute that made it.
+Status sym_ite(KernelContext& c) {
   ET_ASSIGN_OR_RETURN(bool cond, c.bool_arg(0));
-  if (c.num_args() < 4) return c.fail("the result slot is missing");
-  c.arg(3) = cond ? c.arg(1) : c.arg(2);
+  ET_ASSIGN_OR_RETURN(Scalar chosen, c.scalar_arg(cond ? 1 : 2));
+  ET_ASSIGN_OR_RETURN(Value * out, c.scalar_output(3));
+  switch (chosen.kind) {
+    case ValueKind::kDouble:
+      out->set_double(chosen.d);
+      break;
+    case ValueKind::kBool:
+      out->set_bool(chosen.b);
+      break;
+    default:
+      out->set_int(chosen.i);
+  }
   return Status();
 }
 

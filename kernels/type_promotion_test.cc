@@ -24,7 +24,7 @@ TEST(PromoteTypes, MatchesTorch) {
 Tensor tensor(ST dtype, std::vector<int32_t> sizes) {
   std::vector<uint8_t> order(sizes.size());
   for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<uint8_t>(d);
-  return Tensor(dtype, sizes, order, ShapeDynamism::kStatic, nullptr);
+  return Tensor(dtype, sizes, order, ShapeDynamism::kStatic);
 }
 
 Scalar int_scalar() { return Scalar{ValueKind::kInt, 2, 0, false}; }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "proto/fd_protocol.h"
 
@@ -15,10 +16,16 @@ namespace etserver {
 FdExchange send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
                            uint16_t kind) {
   FdExchange out;
-  const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, fd_socket.c_str(), sizeof(addr.sun_path) - 1);
+  if (fd_socket.size() >= sizeof(addr.sun_path)) {
+    // Truncating would connect to some other path.
+    out.message = "descriptor socket path is longer than a Unix socket path may be (" +
+                  std::to_string(sizeof(addr.sun_path) - 1) + " bytes): " + fd_socket;
+    return out;
+  }
+  std::memcpy(addr.sun_path, fd_socket.c_str(), fd_socket.size() + 1);
+  const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     out.message = "cannot connect to " + fd_socket + ": " + std::strerror(errno);
     if (sock >= 0) close(sock);

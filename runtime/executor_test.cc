@@ -2,6 +2,8 @@
 // jumps (a loop), frees, and the step budget.
 #include <gtest/gtest.h>
 
+#include <new>
+
 #include "runtime/method.h"
 #include "runtime/testing/program_builder.h"
 
@@ -83,7 +85,6 @@ TEST(Executor, FreedTensorCannotBeUsed) {
   const int inc = b.add_operator("test::inc_tensor");
   b.free_value(x);
   b.kernel_call(inc, {x});
-  b.set_outputs({x});
   b.set_planned_buffers({16});
   KernelRegistry k;
   ASSERT_TRUE(k.add("test::inc_tensor", inc_tensor).ok());
@@ -118,6 +119,59 @@ TEST(Executor, KernelGivenTheWrongKindOfArgumentFailsCleanly) {
   EXPECT_EQ(s.message(),
             "method 'forward', instruction 0:0: test::inc_tensor: argument 0 is int where an "
             "output tensor is required");
+}
+
+// test::throws(): what a library under a kernel may do for a size a program chose.
+Status throws(KernelContext&) { throw std::bad_alloc(); }
+
+// test::big_scratch(): scratch whose size overflows 64 bits.
+Status big_scratch(KernelContext& ctx) {
+  ET_ASSIGN_OR_RETURN(void* p, ctx.temp_product({int64_t{1} << 40, int64_t{1} << 40}, 4));
+  (void)p;
+  return Status();
+}
+
+TEST(Executor, AnExceptionUnderAKernelBecomesItsError) {
+  ProgramBuilder b;
+  b.kernel_call(b.add_operator("test::throws"), {});
+  KernelRegistry k;
+  ASSERT_TRUE(k.add("test::throws", throws).ok());
+  auto m = load(b, k);
+  ASSERT_NE(m, nullptr);
+  Status s = m->execute();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
+  EXPECT_NE(s.message().find("out of memory"), std::string::npos) << s.message();
+}
+
+TEST(Executor, ScratchSizesAreOverflowChecked) {
+  ProgramBuilder b;
+  b.kernel_call(b.add_operator("test::big_scratch"), {});
+  KernelRegistry k;
+  ASSERT_TRUE(k.add("test::big_scratch", big_scratch).ok());
+  auto m = load(b, k);
+  ASSERT_NE(m, nullptr);
+  Status s = m->execute();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
+  EXPECT_NE(s.message().find("overflows 64 bits"), std::string::npos) << s.message();
+}
+
+TEST(Executor, FreedPlannedTensorHasItsMemoryBackNextExecute) {
+  // free(x) then inc(x) fails; the next execute finds x's planned memory again (the
+  // free is undone), so the free of one call never leaks into the next.
+  ProgramBuilder b;
+  const int x = b.add_tensor({.sizes = {1}, .memory_id = 1});
+  const int y = b.add_tensor({.sizes = {1}, .memory_id = 1, .memory_offset = 4});
+  const int inc = b.add_operator("test::inc_tensor");
+  b.kernel_call(inc, {x});
+  b.free_value(x);
+  b.set_outputs({y});
+  b.set_planned_buffers({16});
+  KernelRegistry k;
+  ASSERT_TRUE(k.add("test::inc_tensor", inc_tensor).ok());
+  auto m = load(b, k);
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m->execute().ok());
+  ASSERT_TRUE(m->execute().ok());  // inc(x) again: x has memory
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ constexpr uint8_t kChannelsLast[] = {0, 2, 3, 1};
 Tensor declared(std::span<const uint8_t> dim_order = kContiguous4,
                 ShapeDynamism dynamism = ShapeDynamism::kStatic) {
   static constexpr int32_t kSizes[] = {2, 3, 4, 5};
-  return Tensor(ScalarType::kFloat, kSizes, dim_order, dynamism, nullptr);
+  return Tensor(ScalarType::kFloat, kSizes, dim_order, dynamism);
 }
 
 struct View {
@@ -84,7 +84,7 @@ TEST(InputCheck, ChannelsLastIntoChannelsLastMethodPasses) {
 
 TEST(InputCheck, SizeOneDimsCarryNoLayout) {
   static constexpr int32_t kSizes[] = {1, 3, 1, 1};
-  Tensor t(ScalarType::kFloat, kSizes, kContiguous4, ShapeDynamism::kStatic, nullptr);
+  Tensor t(ScalarType::kFloat, kSizes, kContiguous4, ShapeDynamism::kStatic);
   View v;
   v.sizes = {1, 3, 1, 1};
   v.strides = {999, 1, 7, 42};  // only dim 1 matters

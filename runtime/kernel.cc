@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -11,9 +12,13 @@ namespace et {
 void TempArena::Free::operator()(void* p) const { std::free(p); }
 
 void* TempArena::allocate(size_t nbytes, size_t alignment) {
+  if (nbytes > limit_ - std::min(used_, limit_)) return nullptr;
+  blocks_.reserve(blocks_.size() + 1);  // before p exists: nothing leaks if it throws
   const size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
   void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-  if (p != nullptr) blocks_.emplace_back(p);
+  if (p == nullptr) return nullptr;
+  blocks_.emplace_back(p);
+  used_ += nbytes;
   return p;
 }
 
@@ -34,7 +39,7 @@ Result<const Tensor*> KernelContext::input(size_t i) const {
   ET_RETURN_IF_ERROR(check_index(i));
   if (!args_[i]->is_tensor()) return wrong_kind(i, "a tensor");
   const Tensor* t = &args_[i]->to_tensor();
-  if (t->data() == nullptr && t->numel() > 0) {
+  if (!t->has_memory()) {
     return invalid_argument(
         fmt::format("{}: argument {} is a tensor with no memory (an unset "
                     "input, or freed)",
@@ -68,6 +73,20 @@ Result<Tensor*> KernelContext::view_output(size_t i) const {
   ET_RETURN_IF_ERROR(check_index(i));
   if (!args_[i]->is_tensor()) return wrong_kind(i, "an output tensor");
   return &args_[i]->to_tensor();
+}
+
+Result<Value*> KernelContext::scalar_output(size_t i) const {
+  if (i >= args_.size())
+    return invalid_argument(fmt::format("{}: the result slot is missing", op_));
+  switch (args_[i]->kind()) {
+    case ValueKind::kNone:
+    case ValueKind::kInt:
+    case ValueKind::kDouble:
+    case ValueKind::kBool:
+      return args_[i];
+    default:
+      return wrong_kind(i, "a scalar result slot");
+  }
 }
 
 Result<int64_t> KernelContext::int_arg(size_t i) const {
@@ -156,7 +175,16 @@ Result<std::span<Tensor* const>> KernelContext::tensor_list_arg(size_t i) const 
   if (k != ValueKind::kTensorList && k != ValueKind::kOptionalTensorList) {
     return wrong_kind(i, "a tensor list");
   }
-  return args_[i]->tensor_list();
+  std::span<Tensor* const> items = args_[i]->tensor_list();
+  for (size_t item = 0; item < items.size(); ++item) {
+    if (items[item] != nullptr && !items[item]->has_memory()) {
+      return invalid_argument(
+          fmt::format("{}: item {} of argument {} is a tensor with no memory (an unset input, "
+                      "or freed)",
+                      op_, item, i));
+    }
+  }
+  return items;
 }
 
 Result<std::optional<std::string_view>> KernelContext::optional_string_arg(size_t i) const {
@@ -169,10 +197,23 @@ Result<std::optional<std::string_view>> KernelContext::optional_string_arg(size_
 Result<void*> KernelContext::temp(size_t nbytes) const {
   void* p = temp_ != nullptr ? temp_->allocate(nbytes) : nullptr;
   if (p == nullptr) {
-    return resource_exhausted(
-        fmt::format("{}: cannot allocate {} bytes of scratch memory", op_, nbytes));
+    return resource_exhausted(fmt::format(
+        "{}: cannot allocate {} bytes of scratch memory (the limit per instruction is {})", op_,
+        nbytes, temp_ != nullptr ? temp_->limit() : 0));
   }
   return p;
+}
+
+Result<void*> KernelContext::temp_product(std::initializer_list<int64_t> counts,
+                                          size_t element_size) const {
+  uint64_t bytes = element_size;
+  for (int64_t c : counts) {
+    if (c < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(c), &bytes)) {
+      return resource_exhausted(
+          fmt::format("{}: the scratch memory it needs overflows 64 bits", op_));
+    }
+  }
+  return temp(static_cast<size_t>(bytes));
 }
 
 Status KernelContext::fail(std::string message) const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,17 +47,28 @@ struct Scalar {
   bool is_floating() const { return kind == ValueKind::kDouble; }
 };
 
-// Scratch memory for one instruction; everything is released when it finishes.
+// Scratch memory for one instruction; everything is released when it finishes. The
+// program chooses the sizes, so they are charged to a limit per instruction.
 class TempArena {
  public:
+  static constexpr size_t kDefaultLimit = size_t{4} << 30;
+  explicit TempArena(size_t limit = kDefaultLimit) : limit_(limit) {}
+
+  // nullptr when the limit would be passed or memory is short.
   void* allocate(size_t nbytes, size_t alignment = 64);
-  void reset() { blocks_.clear(); }
+  void reset() {
+    blocks_.clear();
+    used_ = 0;
+  }
+  size_t limit() const { return limit_; }
 
  private:
   struct Free {
     void operator()(void* p) const;
   };
   std::vector<std::unique_ptr<void, Free>> blocks_;
+  size_t limit_;
+  size_t used_ = 0;
 };
 
 class KernelContext {
@@ -75,9 +87,13 @@ class KernelContext {
   Result<const Tensor*> optional_input(size_t i) const;  // nullptr for None
   // A tensor the kernel writes. Refuses program constants.
   Result<Tensor*> output(size_t i) const;
-  // A tensor the kernel makes a view of another (it sets the data pointer itself and
-  // must carry over the source's constness). No memory check.
+  // A tensor the kernel makes a view of another: it sets the data pointer and the
+  // capacity (the source's: a view never reaches past its source's memory) and
+  // carries over the source's constness. Refuses nothing but a non-tensor.
   Result<Tensor*> view_output(size_t i) const;
+  // The value a scalar op writes its result into: None, an int, a float or a bool.
+  // Refuses a tensor or list, so no op turns one of those into a number.
+  Result<Value*> scalar_output(size_t i) const;
   Result<int64_t> int_arg(size_t i) const;
   Result<bool> bool_arg(size_t i) const;
   Result<double> double_arg(size_t i) const;  // a float, or an int read as a float
@@ -88,11 +104,16 @@ class KernelContext {
   Result<std::span<const int64_t>> int_list_arg(size_t i) const;
   Result<std::optional<std::span<const int64_t>>> optional_int_list_arg(size_t i) const;
   Result<std::span<const bool>> bool_list_arg(size_t i) const;
+  // Every item that is not None has memory for its shape (Tensor::has_memory()).
   Result<std::span<Tensor* const>> tensor_list_arg(size_t i) const;
   Result<std::optional<std::string_view>> optional_string_arg(size_t i) const;
 
-  // Scratch memory valid until this instruction finishes; ResourceExhausted on failure.
+  // Scratch memory valid until this instruction finishes; ResourceExhausted on failure
+  // or past the arena's limit (the message gives both).
   Result<void*> temp(size_t nbytes) const;
+  // Scratch for the product of `counts` times `element_size` bytes, computed with
+  // overflow checks (a negative count or an overflow is ResourceExhausted).
+  Result<void*> temp_product(std::initializer_list<int64_t> counts, size_t element_size) const;
 
   // InvalidArgument "<op>: <message>", for the kernel's own checks.
   Status fail(std::string message) const;

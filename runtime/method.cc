@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <set>
 
 #include "runtime/program_verifier.h"
@@ -72,6 +74,22 @@ std::string given_string(const InputValue& v) {
   }
 }
 
+// Kernels and backends report errors as values, but the libraries under them (the
+// standard library, XNNPACK's C++ helpers) may throw, mostly bad_alloc for sizes a
+// program chose. No exception leaves an instruction: it becomes the step's error.
+template <typename F>
+Status guarded(F&& run) {
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory (the program asked for more than the daemon has)");
+  } catch (const std::exception& e) {
+    return internal_error(fmt::format("unexpected failure: {}", e.what()));
+  } catch (...) {
+    return internal_error("unexpected failure");
+  }
+}
+
 }  // namespace
 
 struct Method::Step {
@@ -133,6 +151,8 @@ Result<std::unique_ptr<Method>> Method::load(std::shared_ptr<const Program> prog
   ET_RETURN_IF_ERROR(method->build_values().with_context(fmt::format("method '{}'", name)));
   ET_RETURN_IF_ERROR(
       method->build_steps(kernels, backends).with_context(fmt::format("method '{}'", name)));
+  method->record_homes();
+  method->planned_bytes_ = planned;
   return method;
 }
 
@@ -200,20 +220,21 @@ Status Method::build_values() {
         if (t->dim_order()) dim_order = {t->dim_order()->data(), t->dim_order()->size()};
         Tensor& tensor = tensors_[next_tensor++];
         tensor = Tensor(static_cast<ScalarType>(t->scalar_type()), sizes, dim_order,
-                        static_cast<ShapeDynamism>(t->shape_dynamism()), nullptr);
+                        static_cast<ShapeDynamism>(t->shape_dynamism()));
         if (const fb::AllocationDetails* a = t->allocation_info()) {
           const uint64_t offset =
               (uint64_t{a->memory_offset_high()} << 32) | a->memory_offset_low();
           uint8_t* data = buffers_[a->memory_id()].get() + offset;
-          tensor.set_data(data);
+          // The verifier proved the upper-bound bytes fit the buffer at this offset.
+          tensor.set_data(data, tensor.capacity_nbytes());
           if (t->data_buffer_idx() > 0) {
             std::memcpy(data, program_->mutable_initial_data(t->data_buffer_idx()).data(),
                         tensor.capacity_nbytes());
           }
         } else if (t->data_buffer_idx() > 0) {
           // Constants stay in the program's bytes, shared by every instance, never written.
-          tensor.set_data(
-              const_cast<uint8_t*>(program_->constant_data(t->data_buffer_idx()).data()));
+          const std::span<const uint8_t> bytes = program_->constant_data(t->data_buffer_idx());
+          tensor.set_data(const_cast<uint8_t*>(bytes.data()), bytes.size());
           tensor.set_constant(true);
         }
         values_[i] = Value::from_tensor(&tensor);
@@ -251,19 +272,55 @@ Status Method::build_values() {
 
   if (plan.inputs()) input_indices_.assign(plan.inputs()->begin(), plan.inputs()->end());
   if (plan.outputs()) output_indices_.assign(plan.outputs()->begin(), plan.outputs()->end());
+  auto tensor_of = [this](int32_t index) {
+    Value& v = values_[static_cast<size_t>(index)];
+    return v.is_tensor() ? &v.to_tensor() : nullptr;
+  };
+  for (int32_t index : input_indices_) input_tensors_.push_back(tensor_of(index));
+  for (int32_t index : output_indices_) output_tensors_.push_back(tensor_of(index));
   input_set_.assign(input_indices_.size(), false);
   input_copies_.clear();
   for (size_t i = 0; i < input_indices_.size(); ++i)
     input_copies_.emplace_back(nullptr, &std::free);
   output_buffer_set_.assign(output_indices_.size(), true);
   for (size_t i = 0; i < output_indices_.size(); ++i) {
-    const Value& v = values_[output_indices_[i]];
-    if (v.is_tensor() && v.to_tensor().data() == nullptr && !output_is_input(i) &&
-        v.to_tensor().capacity_nbytes() > 0) {
+    const Tensor* t = output_tensors_[i];
+    if (t && t->data() == nullptr && !output_is_input(i) && t->capacity_nbytes() > 0) {
       output_buffer_set_[i] = false;
     }
   }
   return Status();
+}
+
+void Method::record_homes() {
+  homes_.resize(tensors_.size());
+  for (size_t k = 0; k < tensors_.size(); ++k) {
+    homes_[k] = {tensors_[k].mutable_data(), tensors_[k].capacity(), tensors_[k].is_constant()};
+  }
+  for (const std::vector<Step>& chain : chains_) {
+    for (const Step& step : chain) {
+      if (step.kind == Step::Kind::kMove) move_targets_.emplace_back(step.b, values_[step.b]);
+    }
+  }
+}
+
+void Method::set_home(Tensor& tensor, void* data, size_t capacity) {
+  homes_[static_cast<size_t>(&tensor - tensors_.data())] = {data, capacity, false};
+}
+
+void Method::undo_execution_changes() {
+  if (!changed_by_execute_) return;
+  for (const auto& [index, value] : move_targets_) values_[static_cast<size_t>(index)] = value;
+  for (size_t k = 0; k < tensors_.size(); ++k) {
+    Tensor& t = tensors_[k];
+    const Home& home = homes_[k];
+    // set_data() leaves a tensor whose shape no longer fits its home with no memory.
+    if (t.mutable_data() != home.data || t.capacity() != home.capacity) {
+      t.set_data(home.data, home.capacity);
+    }
+    t.set_constant(home.constant);
+  }
+  changed_by_execute_ = false;
 }
 
 Status Method::build_steps(const KernelRegistry& kernels, const BackendRegistry& backends) {
@@ -351,6 +408,7 @@ bool Method::output_is_input(size_t index) const {
 
 Status Method::set_input(size_t index, const InputValue& input) {
   has_outputs_ = false;
+  undo_execution_changes();
   if (index >= input_indices_.size()) {
     return invalid_argument(fmt::format("input {} does not exist: method '{}' takes {} input(s)",
                                         index, meta_->name, input_indices_.size()));
@@ -378,16 +436,21 @@ Status Method::set_input(size_t index, const InputValue& input) {
 }
 
 Status Method::bind_tensor_input(size_t index, const TensorView& view) {
-  Tensor& tensor = values_[input_indices_[index]].to_tensor();
+  Tensor& tensor = *input_tensors_[index];
   ET_RETURN_IF_ERROR(check_tensor_input(index, tensor, view));
-  ET_RETURN_IF_ERROR(tensor.resize(view.sizes).with_context(fmt::format("input {}", index)));
-  const size_t nbytes = tensor.nbytes();
+  auto bind = [&](void* data, size_t capacity) {
+    return tensor.bind(data, capacity, view.sizes).with_context(fmt::format("input {}", index));
+  };
   if (meta_->inputs[index].tensor->is_memory_planned) {
-    if (nbytes > 0) std::memcpy(tensor.mutable_data(), view.data, nbytes);
+    // Its home is the method's planned memory (the execute's changes are undone).
+    ET_RETURN_IF_ERROR(bind(tensor.mutable_data(), tensor.capacity()));
+    if (tensor.nbytes() > 0) std::memcpy(tensor.mutable_data(), view.data, tensor.nbytes());
     return Status();
   }
   if (view.writable) {
-    tensor.set_data(view.data);
+    // Backed by exactly the caller's bytes: a kernel cannot grow it past them.
+    ET_RETURN_IF_ERROR(bind(view.data, view.nbytes));
+    set_home(tensor, view.data, view.nbytes);
     return Status();
   }
   // Read-only caller memory: the program may write its input, so it gets a copy.
@@ -395,13 +458,15 @@ Status Method::bind_tensor_input(size_t index, const TensorView& view) {
   if (copy == nullptr) {
     ET_ASSIGN_OR_RETURN(copy, zeroed_buffer(tensor.capacity_nbytes(), "a read-only input's copy"));
   }
-  if (nbytes > 0) std::memcpy(copy.get(), view.data, nbytes);
-  tensor.set_data(copy.get());
+  ET_RETURN_IF_ERROR(bind(copy.get(), tensor.capacity_nbytes()));
+  if (tensor.nbytes() > 0) std::memcpy(copy.get(), view.data, tensor.nbytes());
+  set_home(tensor, copy.get(), tensor.capacity_nbytes());
   return Status();
 }
 
 Status Method::set_inputs(std::span<const InputValue> inputs) {
   has_outputs_ = false;
+  undo_execution_changes();
   if (inputs.size() != input_indices_.size()) {
     std::fill(input_set_.begin(), input_set_.end(), false);
     return invalid_argument(fmt::format("method '{}' takes {} input(s), got {}", meta_->name,
@@ -428,12 +493,14 @@ Status Method::set_output_buffer(size_t index, void* data, size_t nbytes) {
     return invalid_argument(fmt::format(
         "output {} is memory-planned (or is an input): the method owns its memory", index));
   }
-  Tensor& tensor = values_[output_indices_[index]].to_tensor();
+  undo_execution_changes();
+  Tensor& tensor = *output_tensors_[index];
   if (data == nullptr || nbytes < tensor.capacity_nbytes()) {
     return invalid_argument(fmt::format("output {} needs a buffer of {} bytes, got {}", index,
                                         tensor.capacity_nbytes(), data == nullptr ? 0 : nbytes));
   }
-  tensor.set_data(data);
+  tensor.set_data(data, nbytes);
+  set_home(tensor, data, nbytes);
   output_buffer_set_[index] = true;
   return Status();
 }
@@ -457,6 +524,8 @@ Status Method::execute() {
           meta_->name, i));
     }
   }
+  undo_execution_changes();
+  changed_by_execute_ = true;
   for (size_t c = 0; c < chains_.size(); ++c) ET_RETURN_IF_ERROR(run_chain(c));
   has_outputs_ = true;
   return Status();
@@ -477,7 +546,7 @@ Status Method::run_chain(size_t c) {
     switch (step.kind) {
       case Step::Kind::kKernel: {
         KernelContext ctx(op_names_[step.target], step.args, &temp_);
-        status = step.fn(ctx);
+        status = guarded([&] { return step.fn(ctx); });
         temp_.reset();
         if (!status.ok()) {
           const std::string& op = op_names_[step.target];
@@ -490,7 +559,7 @@ Status Method::run_chain(size_t c) {
       }
       case Step::Kind::kDelegate: {
         KernelContext ctx(meta_->backends[step.target], step.args, &temp_);
-        status = delegates_[step.target]->execute(ctx);
+        status = guarded([&] { return delegates_[step.target]->execute(ctx); });
         temp_.reset();
         if (!status.ok()) {
           return status.with_context(fmt::format("method '{}', instruction {}:{} (delegate {})",
@@ -522,7 +591,7 @@ Status Method::run_chain(size_t c) {
       }
       case Step::Kind::kFree: {
         Value& v = values_[static_cast<size_t>(step.a)];
-        if (v.is_tensor()) v.to_tensor().set_data(nullptr);
+        if (v.is_tensor()) v.to_tensor().set_data(nullptr, 0);
         break;
       }
     }

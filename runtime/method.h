@@ -12,6 +12,12 @@
 // method may write it if the program writes its input (read-only memory is copied
 // instead). Outputs are owned by the method and valid until the next execute().
 //
+// Memory: every tensor carries the bytes that back it (tensor.h). What an execute
+// changes in the value table (frees, moves, view aliases) is undone before the next
+// set_input()/execute(), so nothing of one call can point into memory freed or rebound
+// since; inputs are bound through the tensors resolved at load, never through the
+// (mutable) value table.
+//
 // Thread-safety: none. One thread at a time per instance; distinct instances of one
 // program may run concurrently.
 #pragma once
@@ -59,6 +65,8 @@ class Method {
   const Program& program() const { return *program_; }
   size_t num_inputs() const { return input_indices_.size(); }
   size_t num_outputs() const { return output_indices_.size(); }
+  // Bytes of planned memory this instance holds.
+  uint64_t planned_bytes() const { return planned_bytes_; }
 
   // Binds input `index`. Errors are those of check_tensor_input(), a kind mismatch,
   // or a scalar that differs from the traced value. On error the input is unset and
@@ -92,6 +100,19 @@ class Method {
   Status build_steps(const KernelRegistry& kernels, const BackendRegistry& backends);
   Status bind_tensor_input(size_t index, const TensorView& view);
   Status run_chain(size_t chain);
+  // Records where each tensor's memory lives at rest, and what moves may overwrite.
+  void record_homes();
+  // Undoes what the last execute changed in the value table (see the header comment).
+  void undo_execution_changes();
+
+  // Where a tensor's memory lives between executes: planned memory, a constant, a
+  // bound input, an output buffer, or none.
+  struct Home {
+    void* data = nullptr;
+    size_t capacity = 0;
+    bool constant = false;
+  };
+  void set_home(Tensor& tensor, void* data, size_t capacity);
 
   std::shared_ptr<const Program> program_;
   const MethodMeta* meta_ = nullptr;
@@ -108,11 +129,18 @@ class Method {
   std::vector<std::string> op_names_;
   TempArena temp_;
 
+  std::vector<Home> homes_;                              // per tensors_ entry
+  std::vector<std::pair<int32_t, Value>> move_targets_;  // value index, value at load
+  bool changed_by_execute_ = false;                      // the value table differs from its homes
+
   std::vector<int32_t> input_indices_;
   std::vector<int32_t> output_indices_;
+  std::vector<Tensor*> input_tensors_;   // per input: its tensor (nullptr: not a tensor)
+  std::vector<Tensor*> output_tensors_;  // per output: its tensor at load (or nullptr)
   std::vector<bool> input_set_;
   std::vector<bool> output_buffer_set_;  // per output; true for planned outputs
   bool has_outputs_ = false;
+  uint64_t planned_bytes_ = 0;
 };
 
 }  // namespace et

@@ -86,6 +86,12 @@ Result<std::shared_ptr<const Program>> Program::load(std::shared_ptr<const Progr
   const std::span<const uint8_t> file = bytes->bytes();
   ET_ASSIGN_OR_RETURN(PteHeader header, parse_pte_header(file));
 
+  if (header.program_size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    // The flatbuffer verifier asserts on buffers this large (debug builds abort).
+    return invalid_program(
+        fmt::format("the program's flatbuffer is {} bytes; flatbuffers reads at most {}",
+                    header.program_size, FLATBUFFERS_MAX_BUFFER_SIZE - 1));
+  }
   flatbuffers::Verifier::Options options;
   options.max_depth = kMaxDepth;
   options.max_tables = kMaxTables;

@@ -19,6 +19,11 @@ constexpr int8_t kDataLocationSegment = 1;
 constexpr int8_t kTensorDataSegment = 0;
 constexpr int8_t kMaxShapeDynamism = 1;  // 2 (unbounded) is not supported
 constexpr int8_t kMaxDeviceType = 1;     // CPU, CUDA
+// Each input and output costs a few hundred bytes of metadata per program and per
+// method; a 4-byte index each in the file, so without a cap a small file costs
+// gigabytes at load. Far above what any exported model has.
+constexpr size_t kMaxInputsOrOutputs = 4096;
+constexpr std::string_view kEtViewOp = "executorch_prim::et_view";
 
 template <typename T>
 size_t length(const flatbuffers::Vector<T>* v) {
@@ -138,8 +143,26 @@ class ProgramChecker {
     for (uint32_t i = 0; i < n_values_; ++i) {
       ET_RETURN_IF_ERROR(check_value(i).with_context(fmt::format("value {}", i)));
     }
+    for (const auto* list : {plan.inputs(), plan.outputs()}) {
+      if (length(list) > kMaxInputsOrOutputs) {
+        return invalid_program(
+            fmt::format("the method lists {} {}; at most {} are supported", length(list),
+                        list == plan.inputs() ? "inputs" : "outputs", kMaxInputsOrOutputs));
+      }
+    }
     ET_RETURN_IF_ERROR(check_indices(plan.inputs(), "inputs"));
     ET_RETURN_IF_ERROR(check_indices(plan.outputs(), "outputs"));
+    inputs_.clear();
+    outputs_.clear();
+    for (uint32_t i = 0; i < length(plan.inputs()); ++i) {
+      const int32_t index = plan.inputs()->Get(i);
+      if (is_constant_tensor(index)) {
+        return invalid_program(fmt::format(
+            "input {} is value {}, a constant: a method input cannot be program data", i, index));
+      }
+      inputs_.insert(index);
+    }
+    for (uint32_t i = 0; i < length(plan.outputs()); ++i) outputs_.insert(plan.outputs()->Get(i));
     for (uint32_t i = 0; i < length(plan.operators()); ++i) {
       const fb::Operator* op = plan.operators()->Get(i);
       if (op->name() == nullptr) return invalid_program(fmt::format("operator {} has no name", i));
@@ -172,6 +195,25 @@ class ProgramChecker {
       ET_RETURN_IF_ERROR(check_index(indices->Get(i), what));
     }
     return Status();
+  }
+
+  // A tensor whose data is program bytes (shared by every method instance).
+  bool is_constant_tensor(int32_t index) const {
+    if (value_type(index) != fb::KernelTypes::Tensor) return false;
+    const fb::Tensor* t = plan_->values()->Get(static_cast<uint32_t>(index))->val_as_Tensor();
+    return t->allocation_info() == nullptr && t->data_buffer_idx() > 0;
+  }
+
+  // Instructions that replace what a value is or where its memory lives may not touch
+  // what the caller binds (inputs), reads (outputs, for frees) or shares (constants).
+  Status check_rebinding(int32_t index, std::string_view what, bool outputs_too) const {
+    const char* role = inputs_.count(index)                   ? "a method input"
+                       : outputs_too && outputs_.count(index) ? "a method output"
+                       : is_constant_tensor(index)            ? "a constant"
+                                                              : nullptr;
+    if (role == nullptr) return Status();
+    return invalid_program(
+        fmt::format("{} value {} is {}, which no instruction may replace", what, index, role));
   }
 
   fb::KernelTypes value_type(int32_t index) const {
@@ -411,7 +453,13 @@ class ProgramChecker {
           return invalid_program(fmt::format("operator {} does not exist (the method has {})",
                                              k->op_index(), length(plan_->operators())));
         }
-        return check_indices(k->args(), "kernel argument");
+        ET_RETURN_IF_ERROR(check_indices(k->args(), "kernel argument"));
+        const fb::Operator* op = plan_->operators()->Get(static_cast<uint32_t>(k->op_index()));
+        if (op->name()->string_view() == kEtViewOp && length(k->args()) > 0) {
+          // A view points its output at another tensor's memory until the next execute.
+          return check_rebinding(k->args()->Get(length(k->args()) - 1), "et_view's output", false);
+        }
+        return Status();
       }
       case fb::InstructionArguments::DelegateCall: {
         const fb::DelegateCall* d = instr.instr_args_as_DelegateCall();
@@ -425,7 +473,8 @@ class ProgramChecker {
       case fb::InstructionArguments::MoveCall: {
         const fb::MoveCall* m = instr.instr_args_as_MoveCall();
         ET_RETURN_IF_ERROR(check_index(m->move_from(), "move source"));
-        return check_index(m->move_to(), "move destination");
+        ET_RETURN_IF_ERROR(check_index(m->move_to(), "move destination"));
+        return check_rebinding(m->move_to(), "the move destination", false);
       }
       case fb::InstructionArguments::JumpFalseCall: {
         const fb::JumpFalseCall* j = instr.instr_args_as_JumpFalseCall();
@@ -441,8 +490,11 @@ class ProgramChecker {
         }
         return Status();
       }
-      case fb::InstructionArguments::FreeCall:
-        return check_index(instr.instr_args_as_FreeCall()->value_index(), "free");
+      case fb::InstructionArguments::FreeCall: {
+        const int32_t index = instr.instr_args_as_FreeCall()->value_index();
+        ET_RETURN_IF_ERROR(check_index(index, "free"));
+        return check_rebinding(index, "the freed", true);
+      }
       default:
         return invalid_program(
             fmt::format("unknown instruction type {}", static_cast<int>(instr.instr_args_type())));
@@ -454,7 +506,8 @@ class ProgramChecker {
   const PteHeader& header_;
   const fb::ExecutionPlan* plan_ = nullptr;
   size_t n_values_ = 0;
-  size_t element_size_ = 1;  // of the tensor being checked
+  std::set<int32_t> inputs_, outputs_;  // of the method being checked
+  size_t element_size_ = 1;             // of the tensor being checked
 };
 
 }  // namespace

@@ -8,8 +8,8 @@
 namespace et {
 
 Tensor::Tensor(ScalarType dtype, std::span<const int32_t> sizes, std::span<const uint8_t> dim_order,
-               ShapeDynamism dynamism, void* data)
-    : dtype_(dtype), rank_(static_cast<uint8_t>(sizes.size())), dynamism_(dynamism), data_(data) {
+               ShapeDynamism dynamism)
+    : dtype_(dtype), rank_(static_cast<uint8_t>(sizes.size())), dynamism_(dynamism) {
   for (int d = 0; d < rank_; ++d) {
     sizes_[d] = max_sizes_[d] = sizes[d];
     dim_order_[d] = dim_order[d];
@@ -76,22 +76,58 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-Status Tensor::resize(std::span<const int64_t> sizes) {
+void Tensor::set_data(void* data, size_t capacity) {
+  if (data == nullptr || nbytes() > capacity) {
+    data_ = nullptr;
+    capacity_ = 0;
+    return;
+  }
+  data_ = data;
+  capacity_ = capacity;
+}
+
+Result<size_t> Tensor::check_sizes(std::span<const int64_t> sizes) const {
   if (sizes.size() != rank_) {
     return invalid_argument(fmt::format("cannot resize a rank-{} tensor to rank {} ({})", rank_,
                                         sizes.size(), shape_string(sizes)));
   }
+  size_t nbytes = element_size();
   for (int d = 0; d < rank_; ++d) {
-    const bool changed = sizes[d] != sizes_[d];
-    if (!changed) continue;
-    if (dynamism_ == ShapeDynamism::kStatic) {
-      return invalid_argument(fmt::format("shape {} differs from the static shape {}",
-                                          shape_string(sizes), shape_string(this->sizes())));
+    if (sizes[d] != sizes_[d]) {
+      if (dynamism_ == ShapeDynamism::kStatic) {
+        return invalid_argument(fmt::format("shape {} differs from the static shape {}",
+                                            shape_string(sizes), shape_string(this->sizes())));
+      }
+      if (sizes[d] < 0 || sizes[d] > max_sizes_[d]) {
+        return invalid_argument(fmt::format("shape {} exceeds the upper bounds {}",
+                                            shape_string(sizes), shape_string(max_sizes())));
+      }
     }
-    if (sizes[d] < 0 || sizes[d] > max_sizes_[d]) {
-      return invalid_argument(fmt::format("shape {} exceeds the upper bounds {}",
-                                          shape_string(sizes), shape_string(max_sizes())));
-    }
+    // Within the upper bounds, whose byte count the verifier proved fits in int64.
+    nbytes *= static_cast<size_t>(sizes[d]);
+  }
+  return nbytes;
+}
+
+Status Tensor::bind(void* data, size_t capacity, std::span<const int64_t> sizes) {
+  ET_ASSIGN_OR_RETURN(size_t need, check_sizes(sizes));
+  if (need > 0 && (data == nullptr || need > capacity)) {
+    return invalid_argument(fmt::format("shape {} needs {} bytes, but {} back it",
+                                        shape_string(sizes), need, data ? capacity : 0));
+  }
+  for (int d = 0; d < rank_; ++d) sizes_[d] = static_cast<int32_t>(sizes[d]);
+  update_strides();
+  data_ = data;
+  capacity_ = data ? capacity : 0;
+  return Status();
+}
+
+Status Tensor::resize(std::span<const int64_t> sizes) {
+  ET_ASSIGN_OR_RETURN(size_t need, check_sizes(sizes));
+  if (need > capacity_) {
+    return invalid_argument(fmt::format("shape {} needs {} bytes, but only {} back this tensor{}",
+                                        shape_string(sizes), need, capacity_,
+                                        data_ ? "" : " (it has no memory)"));
   }
   for (int d = 0; d < rank_; ++d) sizes_[d] = static_cast<int32_t>(sizes[d]);
   update_strides();

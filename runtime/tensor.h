@@ -1,8 +1,16 @@
-// The runtime's tensor: dtype, sizes, dim order and a data pointer it does not own.
+// The runtime's tensor: dtype, sizes, dim order, and a data pointer it does not own
+// together with the number of bytes that back it (its capacity).
 //
 // Strides are derived from sizes and dim order, never stored independently, so a
 // tensor's layout is always one that a dim order describes. Sizes use the format's
 // size type (int32); element counts and strides are int64.
+//
+// Memory invariant: a tensor never claims more bytes than back its data. Either it
+// has no memory (data() == nullptr, capacity() == 0) or nbytes() <= capacity().
+// resize() refuses a shape beyond the capacity, and set_data()/bind() take the
+// capacity with the pointer, so a kernel that writes nbytes() after a successful
+// resize stays inside the memory, wherever it came from (plan, constant, client
+// segment, copy, view alias).
 //
 // Ownership: the data belongs to whoever set it (a method's planned memory, the
 // program's constant bytes, or a caller's buffer bound as an input).
@@ -36,9 +44,10 @@ class Tensor {
   // REQUIRES: sizes.size() == dim_order.size() <= kMaxRank, dim_order a permutation of
   // 0..rank-1, sizes non-negative. The program verifier guarantees this for tensors
   // read from a .pte; other callers check with validate_shape() first.
-  // `sizes` are also the upper bounds a dynamic tensor may be resized within.
+  // `sizes` are also the upper bounds a dynamic tensor may be resized within. The
+  // tensor starts with no memory (set_data() gives it some).
   Tensor(ScalarType dtype, std::span<const int32_t> sizes, std::span<const uint8_t> dim_order,
-         ShapeDynamism dynamism, void* data);
+         ShapeDynamism dynamism);
 
   // InvalidArgument unless the shape could build a Tensor (rank, permutation, sizes).
   static Status validate_shape(std::span<const int32_t> sizes, std::span<const uint8_t> dim_order);
@@ -72,16 +81,31 @@ class Tensor {
   T* data_as() const {
     return static_cast<T*>(data_);
   }
-  void set_data(void* data) { data_ = data; }
+  // Bytes that back data() (0 when there is none).
+  size_t capacity() const { return capacity_; }
+  // True when every byte of the current shape is backed: data present, or no bytes.
+  bool has_memory() const { return data_ != nullptr || numel_ == 0; }
+
+  // Points the tensor at `capacity` bytes at `data` (nullptr: no memory). When the
+  // current shape needs more than `capacity`, the tensor is left with no memory
+  // instead, so the invariant holds whatever the caller passes.
+  void set_data(void* data, size_t capacity);
+  // Points the tensor at `capacity` bytes at `data` AND gives it `sizes`, as one step:
+  // InvalidArgument (tensor unchanged) when `sizes` break the rules of resize() or
+  // need more than `capacity` bytes.
+  Status bind(void* data, size_t capacity, std::span<const int64_t> sizes);
 
   // Changes the sizes, keeping dtype and dim order.
-  // Errors: InvalidArgument when the rank differs, a static tensor's sizes change, or
-  // a dynamic tensor's size exceeds its upper bound (the message gives both shapes).
+  // Errors: InvalidArgument when the rank differs, a static tensor's sizes change, a
+  // dynamic tensor's size exceeds its upper bound (the message gives both shapes), or
+  // the new shape needs more bytes than back the tensor (capacity()).
   Status resize(std::span<const int32_t> sizes);
   Status resize(std::span<const int64_t> sizes);
 
  private:
   void update_strides();
+  // The checks of resize(): rank, static sizes, upper bounds; the bytes `sizes` need.
+  Result<size_t> check_sizes(std::span<const int64_t> sizes) const;
 
   ScalarType dtype_ = ScalarType::kFloat;
   uint8_t rank_ = 0;
@@ -93,6 +117,7 @@ class Tensor {
   int64_t numel_ = 1;
   bool constant_ = false;
   void* data_ = nullptr;
+  size_t capacity_ = 0;
 };
 
 // Element strides of a tensor with `sizes` laid out in `dim_order`.

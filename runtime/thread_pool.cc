@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <thread>
 
@@ -39,12 +40,21 @@ size_t default_threads() {
 struct Task {
   const std::function<void(size_t, size_t)>* fn;
   size_t n;
+  std::mutex failed_mu;
+  std::exception_ptr failed;  // GUARDED_BY(failed_mu): the first exception of a tile
 };
 
+// pthreadpool is C: an exception leaving a tile would end the process. The first one
+// is kept and rethrown on the thread that called parallel_for().
 void run_tile(void* context, size_t start, size_t tile) {
   auto* task = static_cast<Task*>(context);
   ET_TSAN_ACQUIRE(task);
-  (*task->fn)(start, std::min(task->n, start + tile));
+  try {
+    (*task->fn)(start, std::min(task->n, start + tile));
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(task->failed_mu);
+    if (!task->failed) task->failed = std::current_exception();
+  }
   ET_TSAN_RELEASE(task);
 }
 
@@ -79,10 +89,12 @@ void ThreadPool::parallel_for(size_t n, size_t grain,
     return;
   }
   const size_t tile = std::max(grain, (n + threads_ - 1) / threads_);
-  Task task{&fn, n};
+  Task task{&fn, n, {}, nullptr};
   ET_TSAN_RELEASE(&task);
   pthreadpool_parallelize_1d_tile_1d(pool_.get(), &run_tile, &task, n, tile, 0);
   ET_TSAN_ACQUIRE(&task);
+  lock.unlock();
+  if (task.failed) std::rethrow_exception(task.failed);
 }
 
 }  // namespace et

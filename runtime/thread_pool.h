@@ -40,7 +40,8 @@ class ThreadPool {
   pthreadpool* native() const { return pool_.get(); }
 
   // Calls fn(begin, end) on chunks covering [0, n), each at least `grain` long (but
-  // the last), and returns when all are done.
+  // the last), and returns when all are done. An exception thrown by fn on a pool
+  // thread is carried to the caller and rethrown there once every chunk has finished.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
 
  private:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <new>
 #include <vector>
 
 namespace et {
@@ -44,3 +45,12 @@ TEST(ThreadPool, OneThreadRunsOnTheCaller) {
 
 }  // namespace
 }  // namespace et
+
+TEST(ThreadPool, AnExceptionOnAPoolThreadReachesTheCaller) {
+  et::ThreadPool pool(4);
+  EXPECT_THROW(pool.parallel_for(64, 1, [](size_t, size_t) { throw std::bad_alloc(); }),
+               std::bad_alloc);
+  std::atomic<size_t> ran{0};
+  pool.parallel_for(64, 1, [&](size_t begin, size_t end) { ran += end - begin; });
+  EXPECT_EQ(ran.load(), 64u);  // the pool still works
+}

@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <vector>
 
 #include "server/unix_socket.h"
@@ -24,12 +26,22 @@ using ::etserver::kFdRegisterSegment;
 using ::etserver::kFdVersion;
 namespace {
 
-void send_reply(int conn, const Status& status, uint64_t id) {
+// At most this many clients hold a descriptor connection at once; more wait in the
+// listen backlog.
+constexpr size_t kMaxConnections = 512;
+// After accept() runs out of descriptors, the listener rests this long instead of
+// spinning on a socket it cannot accept from.
+constexpr int kAcceptBackoffMs = 100;
+
+// False when the reply could not be queued: a peer that does not read its replies is
+// dropped rather than allowed to stall the one thread serving every client.
+bool send_reply(int conn, const Status& status, uint64_t id) {
   FdReply reply{};
   reply.code = static_cast<uint32_t>(status.code());
   reply.id = id;
   std::snprintf(reply.message, sizeof(reply.message), "%s", status.message().c_str());
-  (void)send(conn, &reply, sizeof(reply), MSG_NOSIGNAL);
+  return send(conn, &reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT) ==
+         static_cast<ssize_t>(sizeof(reply));
 }
 
 // Reads one request and the descriptor with it; replies. False when the peer is gone.
@@ -57,8 +69,7 @@ bool handle(int conn, ServiceCore& core) {
   }
   auto refuse = [&](Status s) {
     for (int fd : fds) close(fd);
-    send_reply(conn, s, 0);
-    return true;
+    return send_reply(conn, s, 0);
   };
   if (static_cast<size_t>(n) != sizeof(req) || std::memcmp(req.magic, kFdMagic, 4) != 0) {
     return refuse(invalid_argument("descriptor socket: not an ETFD request (docs/protocol.md)"));
@@ -75,10 +86,17 @@ bool handle(int conn, ServiceCore& core) {
         fmt::format("descriptor socket: {} descriptors attached, send exactly one", fds.size())));
   }
   const std::string token(req.session, sizeof(req.session));
-  auto id = req.kind == kFdRegisterSegment ? core.register_segment(token, fds[0])
-                                           : core.load_program_fd(token, fds[0]);
-  send_reply(conn, id.status(), id.ok() ? *id : 0);
-  return true;
+  // Both calls take the descriptor whatever happens; no exception leaves this thread.
+  Result<uint64_t> id = internal_error("descriptor socket: unexpected failure");
+  try {
+    id = req.kind == kFdRegisterSegment ? core.register_segment(token, fds[0])
+                                        : core.load_program_fd(token, fds[0]);
+  } catch (const std::bad_alloc&) {
+    id = resource_exhausted("descriptor socket: the daemon ran out of memory for this request");
+  } catch (const std::exception& e) {
+    id = internal_error(fmt::format("descriptor socket: unexpected failure: {}", e.what()));
+  }
+  return send_reply(conn, id.status(), id.ok() ? *id : 0);
 }
 
 }  // namespace
@@ -120,16 +138,26 @@ FdChannel::~FdChannel() {
 
 void FdChannel::serve() {
   std::vector<pollfd> fds = {{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+  bool resting = false;  // the listener is left out of poll() after EMFILE
   for (;;) {
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    fds[1].fd = resting || fds.size() - 2 >= kMaxConnections ? -1 : listen_fd_;
+    if (poll(fds.data(), fds.size(), resting ? kAcceptBackoffMs : -1) < 0) {
       if (errno == EINTR) continue;
       spdlog::error("descriptor socket: poll: {}", std::strerror(errno));
       return;
     }
     if (fds[0].revents) break;
+    resting = false;
+    fds[1].fd = listen_fd_;
     if (fds[1].revents & POLLIN) {
       const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (conn >= 0) fds.push_back({conn, POLLIN, 0});
+      if (conn >= 0) {
+        fds.push_back({conn, POLLIN, 0});
+      } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        spdlog::warn("descriptor socket: cannot accept ({}); resting {} ms", std::strerror(errno),
+                     kAcceptBackoffMs);
+        resting = true;
+      }
     }
     for (size_t i = 2; i < fds.size();) {
       if (fds[i].revents && !handle(fds[i].fd, core_)) {

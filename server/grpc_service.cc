@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/printable.h"
+
 namespace et::server {
 
 grpc::Status to_grpc(const Status& status) {
@@ -43,7 +45,8 @@ grpc::Status to_grpc(const Status& status) {
       code = grpc::StatusCode::INTERNAL;
       break;
   }
-  if (code == grpc::StatusCode::INTERNAL) spdlog::error("internal error: {}", status.message());
+  if (code == grpc::StatusCode::INTERNAL)
+    spdlog::error("internal error: {}", printable(status.message()));
   return grpc::Status(code, status.message());
 }
 

@@ -12,6 +12,7 @@
 #include "server/fd_channel.h"
 #include "server/grpc_service.h"
 #include "server/options.h"
+#include "server/printable.h"
 #include "server/unix_socket.h"
 
 namespace {
@@ -27,7 +28,7 @@ int run(const et::server::Options& o) {
       const std::string name = entry.path().filename().string();
       et::Status s = core.registry().preload(entry.path().string(), name);
       if (!s.ok()) {
-        spdlog::error("--models: {} not preloaded: {}", name, s.to_string());
+        spdlog::error("--models: {} not preloaded: {}", printable(name), printable(s.to_string()));
       } else {
         spdlog::info("preloaded {}", name);
       }

@@ -39,7 +39,9 @@ with tensors inline or in shared memory; see docs/protocol.md.
   --log-level LEVEL        trace, debug, info (default), warn, error, off
   --max-sessions N         open sessions at once (default 256)
   --max-segment-bytes N    shared memory one session may register (default 4 GiB)
-  --max-program-bytes N    largest program accepted (default 2 GiB)
+  --max-program-bytes N    largest program accepted (default 2 GiB - 1)
+  --max-method-bytes N     planned memory plus output buffers of one loaded method
+                           (default 8 GiB)
   --max-message-bytes N    largest gRPC message (default 256 MiB)
   --request-deadline-ms N  longest a call waits for a busy method or worker (default 60000)
   --shutdown-grace-ms N    on SIGTERM/SIGINT, how long running calls may finish (default 10000)
@@ -83,6 +85,8 @@ Result<Options> parse_options(int argc, char** argv) {
         o.limits.max_segment_bytes_per_session = n;
       } else if (flag == "--max-program-bytes") {
         o.limits.max_program_bytes = n;
+      } else if (flag == "--max-method-bytes") {
+        o.limits.max_method_bytes = n;
       } else if (flag == "--max-message-bytes") {
         o.max_message_bytes = n;
       } else if (flag == "--request-deadline-ms") {

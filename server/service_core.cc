@@ -6,9 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <exception>
 #include <fstream>
+#include <new>
 
 #include "runtime/thread_pool.h"
+#include "server/printable.h"
 
 namespace et::server {
 namespace {
@@ -80,7 +84,8 @@ Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& cl
     s->number = next_session_++;
     sessions_[s->token] = s;
   }
-  spdlog::info("session {} opened ({})", s->number, client_name.empty() ? "unnamed" : client_name);
+  spdlog::info("session {} opened ({})", s->number,
+               client_name.empty() ? "unnamed" : printable(client_name));
   return s;
 }
 
@@ -339,7 +344,7 @@ Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethod
   ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p,
                       program_for(*s, req.program_id()));
   const std::string name = req.method_name().empty() ? "forward" : req.method_name();
-  auto method = Method::load(p->program, name);
+  auto method = Method::load(p->program, name, {.max_planned_bytes = limits_.max_method_bytes});
   if (!method.ok()) return method.status().with_context("method_name");
   auto slot = std::make_shared<MethodSlot>();
   slot->program = p;
@@ -355,15 +360,34 @@ Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethod
 }
 
 Status ServiceCore::prepare_outputs(MethodSlot& slot) {
-  // Unplanned outputs get daemon memory; results are copied out of it on return.
+  // Unplanned outputs get daemon memory; results are copied out of it on return. The
+  // program states their sizes, so they count, with the planned memory, against the
+  // method's limit before anything is allocated.
   Method& m = *slot.method;
-  slot.output_buffers.resize(m.num_outputs());
+  uint64_t total = m.planned_bytes();
   for (size_t i = 0; i < m.num_outputs(); ++i) {
     const ValueMeta& o = m.meta().outputs[i];
+    if (o.tensor && !o.tensor->is_memory_planned && !m.output_is_input(i) &&
+        __builtin_add_overflow(total, o.tensor->nbytes, &total)) {
+      total = UINT64_MAX;
+    }
+  }
+  if (total > limits_.max_method_bytes) {
+    return resource_exhausted(fmt::format(
+        "method '{}' needs {} bytes of planned memory and output buffers, over the limit of {} "
+        "per method (--max-method-bytes)",
+        m.meta().name, total, limits_.max_method_bytes));
+  }
+  for (size_t i = 0; i < m.num_outputs(); ++i) {
+    slot.output_buffers.emplace_back(nullptr, &std::free);
+    const ValueMeta& o = m.meta().outputs[i];
     if (o.tensor && !o.tensor->is_memory_planned && !m.output_is_input(i)) {
-      slot.output_buffers[i].resize(std::max<size_t>(o.tensor->nbytes, 1));
-      ET_RETURN_IF_ERROR(
-          m.set_output_buffer(i, slot.output_buffers[i].data(), slot.output_buffers[i].size()));
+      const size_t nbytes = std::max<size_t>(o.tensor->nbytes, 1);
+      slot.output_buffers[i].reset(static_cast<uint8_t*>(std::calloc(nbytes, 1)));
+      if (!slot.output_buffers[i]) {
+        return resource_exhausted(fmt::format("cannot allocate {} bytes for output {}", nbytes, i));
+      }
+      ET_RETURN_IF_ERROR(m.set_output_buffer(i, slot.output_buffers[i].get(), nbytes));
     }
   }
   return Status();
@@ -417,31 +441,43 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
     if (!slot.method) return not_found("method_handle: the method was dropped");
     slot.busy = true;
   }
-  auto release_slot = [&] {
-    {
-      std::lock_guard<std::mutex> lock(slot.mu);
-      slot.busy = false;
+  // Guards, not the happy path, give the slot and the worker back: whatever `fn` does
+  // (an error, an exception), the next call finds both free.
+  struct SlotHold {
+    MethodSlot& slot;
+    ~SlotHold() {
+      {
+        std::lock_guard<std::mutex> lock(slot.mu);
+        slot.busy = false;
+      }
+      slot.freed.notify_all();
     }
-    slot.freed.notify_all();
-  };
+  } slot_hold{slot};
   {
     std::unique_lock<std::mutex> workers(run_mu_);
     if (!run_cv_.wait_until(workers, deadline,
                             [&] { return running_ < limits_.max_concurrent_runs; })) {
-      workers.unlock();
-      release_slot();
       return deadline_exceeded("deadline: no worker became free before the request deadline");
     }
     ++running_;
   }
-  Status status = fn();
-  {
-    std::lock_guard<std::mutex> workers(run_mu_);
-    --running_;
+  struct WorkerHold {
+    ServiceCore& core;
+    ~WorkerHold() {
+      {
+        std::lock_guard<std::mutex> workers(core.run_mu_);
+        --core.running_;
+      }
+      core.run_cv_.notify_one();
+    }
+  } worker_hold{*this};
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("the daemon ran out of memory serving this call");
+  } catch (const std::exception& e) {
+    return internal_error(fmt::format("unexpected failure: {}", e.what()));
   }
-  run_cv_.notify_one();
-  release_slot();
-  return status;
 }
 
 Status ServiceCore::bind_inputs(const std::shared_ptr<Session>& owner, MethodSlot& slot,

@@ -25,7 +25,10 @@ namespace et::server {
 struct ServiceLimits {
   size_t max_sessions = 256;
   size_t max_segment_bytes_per_session = size_t{4} << 30;
-  size_t max_program_bytes = size_t{2} << 30;
+  // Below 2 GiB: flatbuffers cannot read a buffer of 2^31 - 1 bytes or more.
+  size_t max_program_bytes = (size_t{2} << 30) - 1;
+  // Planned memory plus unplanned output buffers of one method instance.
+  uint64_t max_method_bytes = uint64_t{8} << 30;
   size_t max_concurrent_runs = 0;                      // 0: one per compute thread
   std::chrono::milliseconds request_deadline{60'000};  // waiting for a busy method or worker
 };

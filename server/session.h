@@ -31,7 +31,8 @@ struct MethodSlot {
   std::unique_ptr<Method> method;
   std::shared_ptr<const RegisteredProgram> program;  // keeps the program loaded
   std::vector<DecodedInput> inputs;
-  std::vector<std::vector<uint8_t>> output_buffers;  // unplanned outputs
+  // Unplanned outputs' memory: calloc'd, so pages are touched only when written.
+  std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> output_buffers;
 
   // Waits until no call holds the slot, then runs `fn` with mu held (for teardown).
   template <typename F>

@@ -179,7 +179,11 @@ Status decode_input(size_t index, const pb::Value& in, const SegmentLookup& segm
     int64_t stride = 1;
     for (int i = t.dim_order_size() - 1; i >= 0; --i) {
       out.strides[t.dim_order(i)] = stride;
-      stride *= std::max<int64_t>(1, out.sizes[t.dim_order(i)]);
+      if (__builtin_mul_overflow(stride, std::max<int64_t>(1, out.sizes[t.dim_order(i)]),
+                                 &stride)) {
+        return bad_input(index, fmt::format("sizes {} overflow a 64-bit stride",
+                                            shape_string(std::span<const int64_t>(out.sizes))));
+      }
     }
   }
   const uint64_t want = numel * element_size(dtype);
@@ -249,6 +253,12 @@ Status encode_output(size_t index, const Value& value, const pb::OutputPlacement
                                        value_kind_name(value.kind())));
   }
   const Tensor& t = value.to_tensor();
+  if (!t.has_memory()) {
+    return failed_precondition(
+        fmt::format("outputs[{}]: the program left this output with no memory (it freed or "
+                    "never wrote it); the program is faulty, re-export it",
+                    index));
+  }
   pb::Tensor& o = *out.mutable_tensor();
   o.set_dtype(to_proto(t.dtype()));
   for (int32_t s : t.sizes()) o.add_sizes(s);
@@ -267,7 +277,8 @@ Status encode_output(size_t index, const Value& value, const pb::OutputPlacement
           fmt::format("placements[{}]: the range holds {} bytes, the output needs {}", index,
                       range->size(), t.nbytes()));
     }
-    if (t.nbytes() && range->data() != data) std::memcpy(range->data(), data, t.nbytes());
+    // memmove: an output that is an input may already lie in (part of) this range.
+    if (t.nbytes() && range->data() != data) std::memmove(range->data(), data, t.nbytes());
     pb::SegmentRange& where = *o.mutable_segment();
     where = r;
     where.set_length(t.nbytes());

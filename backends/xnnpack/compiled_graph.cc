@@ -228,12 +228,22 @@ Result<CompiledGraph::ReplicaPtr> CompiledGraph::acquire() const {
   }
   ++made_;
   lock.unlock();
+  // The count is given back if making the replica fails or throws, so no failure can
+  // leave later runs waiting for a replica that will never exist.
+  struct Uncount {
+    const CompiledGraph* graph;
+    bool keep = false;
+    ~Uncount() {
+      if (keep) return;
+      {
+        std::lock_guard<std::mutex> relock(graph->mu_);
+        --graph->made_;
+      }
+      graph->freed_.notify_one();
+    }
+  } uncount{this};
   Result<ReplicaPtr> made = make_replica();
-  if (!made.ok()) {
-    lock.lock();
-    --made_;
-    freed_.notify_one();
-  }
+  uncount.keep = made.ok();
   return made;
 }
 
@@ -246,7 +256,14 @@ void CompiledGraph::release(ReplicaPtr replica) const {
 }
 
 Status CompiledGraph::run(std::span<void* const> externals) const {
-  ET_ASSIGN_OR_RETURN(ReplicaPtr replica, acquire());
+  ET_ASSIGN_OR_RETURN(ReplicaPtr leased, acquire());
+  // Returned to the pool however this run ends, an exception included.
+  struct Lease {
+    const CompiledGraph* graph;
+    ReplicaPtr replica;
+    ~Lease() { graph->release(std::move(replica)); }
+  } lease{this, std::move(leased)};
+  ReplicaPtr& replica = lease.replica;
   for (size_t i = 0; i < graph_.externals.size(); ++i) {
     replica->ptrs[graph_.externals[i]] = externals[i];
   }
@@ -269,7 +286,6 @@ Status CompiledGraph::run(std::span<void* const> externals) const {
       for (uint32_t n : step.nodes) run_kernel_node(graph_, graph_.nodes[n], replica->ptrs);
     }
   }
-  release(std::move(replica));
   return status;
 }
 

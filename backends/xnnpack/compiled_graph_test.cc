@@ -721,5 +721,48 @@ TEST(Refusals, AValueReadBeforeWrittenAndAnOutputNeverWritten) {
   EXPECT_NE(b.status().message().find("never written"), std::string::npos);
 }
 
+// H1 of the security review: a Copy node from an 8-bit input to a 32-bit "quantized"
+// output read 4 bytes per element of a 1-byte-per-element input, returning daemon heap.
+TEST(Refusals, CopyBetweenDataTypesOfDifferentWidths) {
+  PayloadBuilder b;
+  PayloadBuilder::Quant q;
+  const uint32_t in = b.quantized_input({64}, DataType::kQInt8, q);
+  const uint32_t out = b.quantized_output({64}, DataType::kQInt32, q);
+  b.unary(NodeType::kCopy, in, out);
+  auto built = compile(b);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), StatusCode::kInvalidProgram);
+  EXPECT_NE(built.status().message().find("inputs and output must have one data type"),
+            std::string::npos)
+      << built.status().message();
+}
+
+// H7: one value with id 2^22 - 1 sized the value table at 384 MiB for a tiny payload.
+TEST(Refusals, ValueIdsAreBoundedByTheValuesDeclared) {
+  PayloadBuilder b;
+  b.value(DataType::kFp32, {4}, 0, 0, 0, (1u << 22) - 1);
+  auto built = compile(b);
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.status().message().find("too large for a graph of 1 values"), std::string::npos)
+      << built.status().message();
+}
+
+// H5: an attention node whose score matrix cannot exist (2^20 x 2^20 floats) is
+// refused when planned, not met with bad_alloc at run time.
+TEST(Refusals, AttentionScoresAboveTheLimit) {
+  PayloadBuilder b;
+  const size_t t = size_t{1} << 20;
+  const uint32_t q = b.input({1, t, 1});
+  const uint32_t k = b.input({1, t, 1});
+  const uint32_t v = b.input({1, t, 1});
+  const uint32_t scale = b.constant({1}, {1.0f});
+  const uint32_t out = b.output({1, t, 1});
+  b.attention(q, k, v, scale, kNoValue, out);
+  auto built = compile(b);
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.status().message().find("attention scores one node may hold"), std::string::npos)
+      << built.status().message();
+}
+
 }  // namespace
 }  // namespace et::xnn

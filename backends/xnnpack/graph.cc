@@ -13,6 +13,7 @@ namespace {
 constexpr size_t kHeaderSize = 30;
 constexpr uint64_t kInNamedData = std::numeric_limits<uint64_t>::max();
 constexpr uint32_t kMaxValues = 1u << 22;
+constexpr uint32_t kIdSlack = 1024;  // ids may skip numbers, but not millions of them
 constexpr size_t kMaxTensorBytes = size_t{1} << 40;
 
 uint16_t read_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
@@ -104,7 +105,12 @@ class GraphParser {
 
   Status parse_value(const fb::TensorValue& t, const fb::QuantizedTensorValue* q) {
     const uint32_t id = t.id_out();
-    if (id >= kMaxValues) return bad(fmt::format("value id {} is too large", id));
+    // The value table is sized by the largest id: bounded by what the payload declares
+    // (plus slack for sparse numbering), so a few bytes cannot claim gigabytes.
+    const uint32_t declared = root_.values()->size();
+    if (id >= kMaxValues || id >= declared + kIdSlack) {
+      return bad(fmt::format("value id {} is too large for a graph of {} values", id, declared));
+    }
     if (id >= graph_.values.size()) graph_.values.resize(id + 1);
     GraphValue& v = graph_.values[id];
     if (v.defined) return bad(fmt::format("value {} is defined twice", id));

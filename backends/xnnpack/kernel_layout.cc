@@ -164,7 +164,8 @@ void run_layout_node(const Graph& graph, const GraphNode& node, std::span<void* 
       return;
     }
     default:  // Copy (and anything that only moves bytes)
-      if (out != in) std::memmove(out, in, y.nbytes());
+      // Planning checked one data type and shape; the smaller count is the safe one.
+      if (out != in) std::memmove(out, in, std::min(x.nbytes(), y.nbytes()));
       return;
   }
 }

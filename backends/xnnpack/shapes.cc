@@ -8,6 +8,8 @@
 namespace et::xnn {
 namespace {
 
+constexpr size_t kMaxAttentionScores = size_t{1} << 28;  // 1 GiB of floats
+
 constexpr uint32_t kTransposeB = 0x1;  // FullyConnected filter [K, N]; BMM b [..., N, K]
 constexpr uint32_t kKeepDims = 0x40;
 constexpr uint32_t kResizeFlags = 0x4 | 0x8;  // legacy mode, align corners
@@ -93,6 +95,10 @@ class NodeChecker {
         return check_attention();
       case NodeType::kConvert:
         return expect_output(in(0), /*same_type=*/false);
+      case NodeType::kCopy:
+        // Our kernel moves bytes: a narrower input would be read past its end.
+        ET_RETURN_IF_ERROR(check_layout_types());
+        return expect_output(in(0));
       default:  // elementwise unary nodes
         return expect_output(in(0));
     }
@@ -353,6 +359,14 @@ class NodeChecker {
     }
     if (node_.inputs[4] != kNoValue && in(4) != Dims{q[r - 2], k[r - 2]}) {
       return fail("mask must be [query tokens, key tokens]");
+    }
+    // Our kernel holds one [query tokens, key tokens] score matrix at a time.
+    size_t scores = 0;
+    if (__builtin_mul_overflow(q[r - 2], k[r - 2], &scores) || scores > kMaxAttentionScores) {
+      return fail(
+          fmt::format("{} query x {} key tokens is above the {} attention scores one "
+                      "node may hold; export without delegating this node",
+                      q[r - 2], k[r - 2], kMaxAttentionScores));
     }
     Dims out = q;
     out[r - 1] = v[r - 1];

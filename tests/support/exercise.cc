@@ -4,6 +4,7 @@
 
 #include "runtime/method.h"
 #include "runtime/program.h"
+#include "server/tensor_codec.h"
 
 namespace et::testing {
 namespace {
@@ -16,27 +17,40 @@ struct Outcome {
   bool executed = false;  // execute() was called (and returned, whatever its status)
 };
 
-Outcome run_method(const std::shared_ptr<const Program>& program, const std::string& name) {
-  Outcome outcome;
-  auto method = Method::load(program, name, {.max_planned_bytes = kMaxExerciseBytes});
-  if (!method.ok()) return outcome;
-  outcome.loaded = true;
-  Method& m = **method;
-  std::vector<std::vector<uint8_t>> storage;
-  std::vector<std::vector<int64_t>> shapes;
+// A cheap hash of the program bytes: the shapes of the second round follow from it, so
+// a fuzzer input always replays the same way.
+uint64_t hash_of(std::span<const uint8_t> bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 1099511628211ull;
+  return h;
+}
+
+// Round 0 binds every tensor input at its declared (upper-bound) shape; later rounds at
+// shapes within the bounds chosen by `seed`, some read-only. Each input lives in a
+// buffer of exactly its bytes, so a kernel that writes past them is an ASan report.
+Status bind_round(Method& m, int round, uint64_t seed, std::vector<std::vector<uint8_t>>& storage,
+                  std::vector<std::vector<int64_t>>& shapes) {
   std::vector<InputValue> inputs;
-  storage.reserve(m.num_inputs() + m.num_outputs());
-  shapes.reserve(m.num_inputs());
-  for (const ValueMeta& in : m.meta().inputs) {
+  for (size_t i = 0; i < m.meta().inputs.size(); ++i) {
+    const ValueMeta& in = m.meta().inputs[i];
     if (in.kind == ValueKind::kTensor) {
-      if (in.tensor->nbytes > kMaxExerciseBytes) return outcome;
-      auto& bytes = storage.emplace_back(in.tensor->nbytes);
+      if (in.tensor->nbytes > kMaxExerciseBytes) return invalid_argument("input too large");
       auto& shape = shapes.emplace_back(in.tensor->sizes.begin(), in.tensor->sizes.end());
+      size_t nbytes = element_size(in.tensor->dtype);
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (round > 0 && in.tensor->is_dynamic) {
+          const uint64_t pick = (seed >> ((i * 7 + d + static_cast<size_t>(round)) % 61)) ^ i;
+          shape[d] = static_cast<int64_t>(pick % static_cast<uint64_t>(shape[d] + 1));
+        }
+        nbytes *= static_cast<size_t>(shape[d]);
+      }
+      auto& bytes = storage.emplace_back(nbytes);
       TensorView view;
       view.data = bytes.data();
       view.nbytes = bytes.size();
       view.dtype = in.tensor->dtype;
       view.sizes = shape;
+      view.writable = round == 0 || ((seed >> i) & 1) == 0;
       inputs.push_back(InputValue::of_tensor(view));
     } else if (in.kind == ValueKind::kInt) {
       inputs.push_back(InputValue::of_int(in.traced.to_int()));
@@ -50,18 +64,52 @@ Outcome run_method(const std::shared_ptr<const Program>& program, const std::str
       inputs.push_back(v);
     }
   }
-  if (!m.set_inputs(inputs).ok()) return outcome;
+  return m.set_inputs(inputs);
+}
+
+// Reads every output the way the daemon returns it (every byte, inline).
+void read_outputs(const Method& m) {
+  const server::SegmentLookup no_segments =
+      [](uint64_t) -> Result<std::shared_ptr<server::Segment>> { return not_found("no segments"); };
+  for (size_t i = 0; i < m.num_outputs(); ++i) {
+    auto v = m.output(i);
+    if (!v.ok()) continue;
+    ::etserver::v1::Value encoded;
+    (void)server::encode_output(i, **v, nullptr, no_segments, encoded).ok();
+  }
+}
+
+Outcome run_method(const std::shared_ptr<const Program>& program, const std::string& name,
+                   uint64_t seed) {
+  Outcome outcome;
+  auto method = Method::load(program, name, {.max_planned_bytes = kMaxExerciseBytes});
+  if (!method.ok()) return outcome;
+  outcome.loaded = true;
+  Method& m = **method;
+  // Inputs stay bound to their buffers until the next binding: nothing is freed here
+  // before the method is.
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<std::vector<int64_t>> shapes;
+  storage.reserve(4 * (m.num_inputs() + m.num_outputs()));
+  shapes.reserve(4 * m.num_inputs());
   for (size_t i = 0; i < m.num_outputs(); ++i) {
     const ValueMeta& out = m.meta().outputs[i];
     if (out.tensor && !out.tensor->is_memory_planned && !m.output_is_input(i)) {
       if (out.tensor->nbytes > kMaxExerciseBytes) return outcome;
-      auto& bytes = storage.emplace_back(out.tensor->nbytes + 1);
+      auto& bytes = storage.emplace_back(out.tensor->nbytes);
       (void)m.set_output_buffer(i, bytes.data(), bytes.size()).ok();
     }
   }
-  (void)m.execute().ok();
-  outcome.executed = true;
-  for (size_t i = 0; i < m.num_outputs(); ++i) (void)m.output(i).ok();
+  // Execute twice per binding, and bind twice: what one execute leaves behind (views,
+  // frees, moves) must not reach the next, nor memory the next binding replaced.
+  for (int round = 0; round < 2; ++round) {
+    if (!bind_round(m, round, seed, storage, shapes).ok()) continue;
+    for (int run = 0; run < 2; ++run) {
+      (void)m.execute().ok();
+      outcome.executed = true;
+      read_outputs(m);
+    }
+  }
   return outcome;
 }
 
@@ -73,7 +121,7 @@ ExerciseResult exercise_program(std::span<const uint8_t> bytes) {
   if (!program.ok()) return result;
   result.program_loaded = true;
   for (const std::string& name : (*program)->method_names()) {
-    const Outcome outcome = run_method(*program, name);
+    const Outcome outcome = run_method(*program, name, hash_of(bytes));
     result.methods_loaded += outcome.loaded;
     result.methods_executed += outcome.executed;
   }
