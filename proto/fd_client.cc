@@ -10,6 +10,7 @@
 #include <string>
 
 #include "proto/fd_protocol.h"
+#include "proto/socket_trust.h"
 
 namespace etserver {
 
@@ -25,10 +26,21 @@ FdExchange send_descriptor(const std::string& fd_socket, const std::string& sess
     return out;
   }
   std::memcpy(addr.sun_path, fd_socket.c_str(), fd_socket.size() + 1);
+  // The daemon named this path; descriptors give read and write access to our memory,
+  // so whoever is at the other end must be the daemon's (and our) user.
+  if (std::string why = untrusted_socket(fd_socket); !why.empty()) {
+    out.message = why;
+    return out;
+  }
   const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     out.message = "cannot connect to " + fd_socket + ": " + std::strerror(errno);
     if (sock >= 0) close(sock);
+    return out;
+  }
+  if (std::string why = untrusted_peer(sock); !why.empty()) {
+    out.message = "refusing to send a descriptor to " + fd_socket + ": " + why;
+    close(sock);
     return out;
   }
   FdRequest req{};

@@ -505,7 +505,7 @@ Status Method::set_output_buffer(size_t index, void* data, size_t nbytes) {
   return Status();
 }
 
-Status Method::execute() {
+Status Method::execute(const ExecuteLimits& limits) {
   has_outputs_ = false;
   std::vector<size_t> unset;
   for (size_t i = 0; i < input_set_.size(); ++i) {
@@ -526,19 +526,30 @@ Status Method::execute() {
   }
   undo_execution_changes();
   changed_by_execute_ = true;
-  for (size_t c = 0; c < chains_.size(); ++c) ET_RETURN_IF_ERROR(run_chain(c));
+  uint64_t budget = kMaxStepsPerExecute;  // for all chains together
+  for (size_t c = 0; c < chains_.size(); ++c) ET_RETURN_IF_ERROR(run_chain(c, limits, budget));
   has_outputs_ = true;
   return Status();
 }
 
-Status Method::run_chain(size_t c) {
+Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget) {
   const std::vector<Step>& steps = chains_[c];
-  uint64_t budget = kMaxStepsPerExecute;
+  const bool timed = limits.deadline != std::chrono::steady_clock::time_point::max();
   size_t pc = 0;
   while (pc < steps.size()) {
     if (budget-- == 0) {
       return resource_exhausted(fmt::format("method '{}' ran {} instructions without finishing",
                                             meta_->name, kMaxStepsPerExecute));
+    }
+    if (limits.cancelled && limits.cancelled->load(std::memory_order_relaxed)) {
+      return unavailable(
+          fmt::format("method '{}' was stopped at instruction {}:{}: its caller went away",
+                      meta_->name, c, pc));
+    }
+    if (timed && std::chrono::steady_clock::now() > limits.deadline) {
+      return deadline_exceeded(fmt::format(
+          "method '{}' ran past its execution deadline and was stopped at instruction {}:{}",
+          meta_->name, c, pc));
     }
     const Step& step = steps[pc];
     size_t next = pc + 1;

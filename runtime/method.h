@@ -22,6 +22,8 @@
 // program may run concurrently.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -38,6 +40,13 @@
 #include "runtime/value.h"
 
 namespace et {
+
+// Bounds on one execute(), checked between instructions (a kernel already running
+// finishes first).
+struct ExecuteLimits {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  const std::atomic<bool>* cancelled = nullptr;  // stops the execute once set
+};
 
 struct MethodOptions {
   const KernelRegistry* kernels = nullptr;    // nullptr: KernelRegistry::global()
@@ -83,8 +92,9 @@ class Method {
 
   // Runs the method. FailedPrecondition naming the unset inputs (or outputs without
   // a buffer) when not ready; otherwise the first failing instruction's error, with
-  // its position and operator.
-  Status execute();
+  // its position and operator. DeadlineExceeded past limits.deadline, Unavailable
+  // once limits.cancelled is set; ResourceExhausted after 100 million instructions.
+  Status execute(const ExecuteLimits& limits = {});
 
   // Output `index` of the last successful execute(). FailedPrecondition before one,
   // or after an input changed since.
@@ -99,7 +109,7 @@ class Method {
   Status build_values();
   Status build_steps(const KernelRegistry& kernels, const BackendRegistry& backends);
   Status bind_tensor_input(size_t index, const TensorView& view);
-  Status run_chain(size_t chain);
+  Status run_chain(size_t chain, const ExecuteLimits& limits, uint64_t& budget);
   // Records where each tensor's memory lives at rest, and what moves may overwrite.
   void record_homes();
   // Undoes what the last execute changed in the value table (see the header comment).

@@ -14,6 +14,7 @@
 #include <new>
 #include <vector>
 
+#include "proto/socket_trust.h"
 #include "server/unix_socket.h"
 
 namespace et::server {
@@ -152,6 +153,12 @@ void FdChannel::serve() {
     if (fds[1].revents & POLLIN) {
       const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (conn >= 0) {
+        // The socket is 0600, so only this user (or root) can connect; checked anyway.
+        if (std::string why = etserver::untrusted_peer(conn); !why.empty()) {
+          spdlog::warn("descriptor socket: refused a connection: {}", why);
+          close(conn);
+          continue;
+        }
         fds.push_back({conn, POLLIN, 0});
       } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         spdlog::warn("descriptor socket: cannot accept ({}); resting {} ms", std::strerror(errno),

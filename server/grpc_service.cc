@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <exception>
+#include <new>
+#include <string>
+
 #include "server/printable.h"
 
 namespace et::server {
@@ -109,11 +113,19 @@ bool GrpcService::wait_for_calls(std::chrono::milliseconds grace) {
   return idle_.wait_for(lock, grace, [this] { return calls_running_ == 0; });
 }
 
-#define ET_UNARY(Name, Call)                                                         \
-  grpc::Status GrpcService::Name(grpc::ServerContext*, const pb::Name##Request* req, \
-                                 pb::Name##Response* resp) {                         \
-    CallCount counted(*this);                                                        \
-    return to_grpc(Call);                                                            \
+// No exception leaves a handler: gRPC would answer UNKNOWN with no message.
+#define ET_UNARY(Name, Call)                                                             \
+  grpc::Status GrpcService::Name(grpc::ServerContext* ctx, const pb::Name##Request* req, \
+                                 pb::Name##Response* resp) {                             \
+    (void)ctx;                                                                           \
+    CallCount counted(*this);                                                            \
+    try {                                                                                \
+      return to_grpc(Call);                                                              \
+    } catch (const std::bad_alloc&) {                                                    \
+      return to_grpc(resource_exhausted("the daemon ran out of memory for this call"));  \
+    } catch (const std::exception& e) {                                                  \
+      return to_grpc(internal_error(std::string("unexpected failure: ") + e.what()));    \
+    }                                                                                    \
   }
 
 ET_UNARY(LoadProgram, core_.load_program(*req, *resp))
@@ -127,7 +139,7 @@ ET_UNARY(Execute, core_.execute(*req, *resp))
 ET_UNARY(GetOutputs, core_.get_outputs(*req, *resp))
 ET_UNARY(Run, core_.run(*req, *resp))
 ET_UNARY(DropSegment, ((void)resp, core_.drop_segment(*req)))
-ET_UNARY(ServerStatus, ((void)req, core_.server_status(*resp)))
+ET_UNARY(ServerStatus, ((void)req, core_.server_status(ctx->peer(), *resp)))
 
 #undef ET_UNARY
 

@@ -1,5 +1,6 @@
 // et-serverd: the daemon. See --help and docs/protocol.md.
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -55,6 +56,13 @@ int run(const et::server::Options& o) {
       static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
   builder.RegisterService(&service);
+  // Each open session holds a sync-server thread for its stream; calls need their own.
+  // Past this, gRPC answers RESOURCE_EXHAUSTED instead of growing without bound.
+  grpc::ResourceQuota quota("et-serverd");
+  quota.SetMaxThreads(static_cast<int>(std::min<size_t>(
+      o.limits.max_sessions + 4 * std::max<size_t>(o.limits.max_concurrent_runs, 16) + 16,
+      INT32_MAX)));
+  builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) {
     spdlog::error("cannot listen on unix:{}{}", o.socket,

@@ -29,21 +29,30 @@ with tensors inline or in shared memory; see docs/protocol.md.
 
   --socket PATH            Unix socket for gRPC (default $ETSERVER_SOCKET, else
                            $XDG_RUNTIME_DIR/et-serverd.sock, else
-                           /tmp/et-serverd-<uid>.sock). Shared memory is handed over on
-                           PATH.fd beside it. A stale socket file is replaced; a live
-                           daemon's is not.
+                           /tmp/et-serverd-<uid>/et-serverd.sock, in a private directory
+                           made with mode 0700). Its directory must be writable by you
+                           alone. Shared memory is handed over on PATH.fd beside it. A
+                           stale socket file is replaced; a live daemon's is not.
   --listen HOST:PORT       also serve gRPC over TCP (tensors inline only); off by default
   --models DIR             preload every .pte in DIR, each loadable by its file name
   --threads N              compute threads (default: ET_NUM_THREADS, else one per CPU)
   --workers N              methods executing at once (default: the thread count)
   --log-level LEVEL        trace, debug, info (default), warn, error, off
   --max-sessions N         open sessions at once (default 256)
-  --max-segment-bytes N    shared memory one session may register (default 4 GiB)
+  --max-segment-bytes N    shared memory one session may have mapped (default 4 GiB; a
+                           dropped segment counts while an input is still bound to it)
+  --max-segments N         segments one session may register (default 1024)
   --max-program-bytes N    largest program accepted (default 2 GiB - 1)
   --max-method-bytes N     planned memory plus output buffers of one loaded method
                            (default 8 GiB)
   --max-message-bytes N    largest gRPC message (default 256 MiB)
   --request-deadline-ms N  longest a call waits for a busy method or worker (default 60000)
+  --execution-deadline-ms N  longest one execute runs; checked between instructions
+                           (default 60000)
+  --max-sessions-per-peer N  sessions from one TCP host (default 64)
+  --max-programs N         programs one session may hold (default 64)
+  --max-methods N          methods one session may hold (default 256)
+  --max-calls N            calls one session may have running or waiting (default 32)
   --shutdown-grace-ms N    on SIGTERM/SIGINT, how long running calls may finish (default 10000)
   --version                print the version
   --help                   print this help
@@ -83,6 +92,8 @@ Result<Options> parse_options(int argc, char** argv) {
         o.limits.max_sessions = n;
       } else if (flag == "--max-segment-bytes") {
         o.limits.max_segment_bytes_per_session = n;
+      } else if (flag == "--max-segments") {
+        o.limits.max_segments_per_session = n;
       } else if (flag == "--max-program-bytes") {
         o.limits.max_program_bytes = n;
       } else if (flag == "--max-method-bytes") {
@@ -91,6 +102,16 @@ Result<Options> parse_options(int argc, char** argv) {
         o.max_message_bytes = n;
       } else if (flag == "--request-deadline-ms") {
         o.limits.request_deadline = std::chrono::milliseconds(n);
+      } else if (flag == "--execution-deadline-ms") {
+        o.limits.execution_deadline = std::chrono::milliseconds(n);
+      } else if (flag == "--max-sessions-per-peer") {
+        o.limits.max_sessions_per_peer = n;
+      } else if (flag == "--max-programs") {
+        o.limits.max_programs_per_session = n;
+      } else if (flag == "--max-methods") {
+        o.limits.max_methods_per_session = n;
+      } else if (flag == "--max-calls") {
+        o.limits.max_calls_per_session = n;
       } else if (flag == "--shutdown-grace-ms") {
         o.shutdown_grace_ms = static_cast<int>(n);
       } else {

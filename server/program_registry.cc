@@ -11,6 +11,16 @@
 
 namespace et::server {
 
+void RegisteredProgram::note_uploader(const std::string& peer) const {
+  std::lock_guard<std::mutex> lock(uploaders_mu_);
+  uploaders_.insert(peer);
+}
+
+bool RegisteredProgram::uploaded_by(const std::string& peer) const {
+  std::lock_guard<std::mutex> lock(uploaders_mu_);
+  return uploaders_.count(peer) > 0;
+}
+
 RegisteredProgram::~RegisteredProgram() {
   if (program) spdlog::info("program {} unloaded (no session holds it)", sha256.substr(0, 12));
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +22,15 @@ struct RegisteredProgram {
   std::string name;  // preloaded file name, or empty
   size_t size_bytes = 0;
   std::shared_ptr<const Program> program;
+
+  // Who sent the bytes: a hash is a capability only for them. Peers are
+  // ServiceCore's peer keys (empty for local clients, which share one uid).
+  void note_uploader(const std::string& peer) const;
+  bool uploaded_by(const std::string& peer) const;
+
+ private:
+  mutable std::mutex uploaders_mu_;
+  mutable std::set<std::string> uploaders_;  // GUARDED_BY(uploaders_mu_)
 };
 
 // Thread-safe.

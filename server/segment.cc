@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,8 +14,10 @@
 namespace et::server {
 
 Result<std::shared_ptr<Segment>> Segment::adopt(int fd, size_t max_bytes) {
-  std::shared_ptr<Segment> segment(new Segment);
-  segment->fd_ = fd;  // closed by the destructor from here on, whatever happens
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};  // a mapping outlives its descriptor: nothing holds one per segment
   const int seals = fcntl(fd, F_GET_SEALS);
   if (seals < 0) {
     return invalid_argument(
@@ -24,6 +28,15 @@ Result<std::shared_ptr<Segment>> Segment::adopt(int fd, size_t max_bytes) {
     return invalid_argument(
         "segment: the memfd is not sealed against shrinking (add F_SEAL_SHRINK with "
         "fcntl(F_ADD_SEALS) before handing it over)");
+  }
+  struct statfs fs {};
+  if (fstatfs(fd, &fs) != 0) {
+    return io_error(fmt::format("segment: fstatfs: {}", std::strerror(errno)));
+  }
+  if (fs.f_type == HUGETLBFS_MAGIC) {
+    return invalid_argument(
+        "segment: huge-page memfds (MFD_HUGETLB) are not accepted; create the memfd "
+        "without MFD_HUGETLB");
   }
   struct stat st {};
   if (fstat(fd, &st) != 0) return io_error(fmt::format("segment: fstat: {}", std::strerror(errno)));
@@ -37,14 +50,20 @@ Result<std::shared_ptr<Segment>> Segment::adopt(int fd, size_t max_bytes) {
   if (base == MAP_FAILED) {
     return io_error(fmt::format("segment: cannot map {} bytes: {}", size, std::strerror(errno)));
   }
+  std::shared_ptr<Segment> segment(new Segment);
   segment->base_ = static_cast<uint8_t*>(base);
   segment->size_ = size;
   return segment;
 }
 
+void Segment::charge_to(std::shared_ptr<std::atomic<uint64_t>> counter) {
+  *counter += size_;
+  charged_ = std::move(counter);
+}
+
 Segment::~Segment() {
   if (base_) munmap(base_, size_);
-  if (fd_ >= 0) close(fd_);
+  if (charged_) *charged_ -= size_;
 }
 
 Result<std::span<uint8_t>> Segment::range(uint64_t offset, uint64_t length) const {

@@ -2,11 +2,18 @@
 // shrinking, handed over on the descriptor socket (docs/protocol.md) and mapped here.
 //
 // The seal is what makes references safe: the client cannot shrink the file under a
-// mapping, so reading or writing a checked range never faults. The client may still
-// rewrite bytes at any time; callers copy what they must not see change mid-call
-// (integer tensors that kernels use as indices).
+// mapping, so reading or writing a checked range never faults. hugetlbfs memfds are
+// refused: a client can punch a hole in one that the daemon's next access must fill
+// from an empty huge-page pool (SIGBUS). The client may still rewrite bytes at any
+// time; callers copy what they must not see change mid-call (integer tensors that
+// kernels use as indices). The descriptor is closed once mapped: a segment holds a
+// mapping, not a file descriptor.
+//
+// Accounting: a segment charges its size to a counter (the session's mapped bytes) for
+// as long as it is mapped, which may outlive its registration (a bound input keeps it).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,10 +25,13 @@ namespace et::server {
 
 class Segment {
  public:
-  // Takes ownership of `fd`. Errors: InvalidArgument when it is not a memfd sealed
-  // with F_SEAL_SHRINK, is empty, or is larger than `max_bytes` (ResourceExhausted);
-  // IoError when it cannot be mapped.
+  // Takes ownership of `fd` (closed before this returns). Errors: InvalidArgument when
+  // it is not a memfd sealed with F_SEAL_SHRINK, is on hugetlbfs, is empty, or is
+  // larger than `max_bytes` (ResourceExhausted); IoError when it cannot be mapped.
   static Result<std::shared_ptr<Segment>> adopt(int fd, size_t max_bytes);
+
+  // Adds size() to `counter` now and takes it off when the segment is unmapped.
+  void charge_to(std::shared_ptr<std::atomic<uint64_t>> counter);
 
   ~Segment();
   Segment(const Segment&) = delete;
@@ -34,9 +44,9 @@ class Segment {
 
  private:
   Segment() = default;
-  int fd_ = -1;
   uint8_t* base_ = nullptr;
   size_t size_ = 0;
+  std::shared_ptr<std::atomic<uint64_t>> charged_;
 };
 
 }  // namespace et::server

@@ -10,6 +10,7 @@
 #include <exception>
 #include <fstream>
 #include <new>
+#include <utility>
 
 #include "runtime/thread_pool.h"
 #include "server/printable.h"
@@ -46,6 +47,15 @@ Status unknown_program(uint64_t id) {
   return not_found(fmt::format("program_id {} is not one of this session's programs", id));
 }
 
+// Sessions are capped per TCP host: gRPC names a peer "ipv4:10.0.0.7:53412" or
+// "ipv6:[::1]:53412"; the port differs per connection, the host does not. Local peers
+// (the Unix socket, 0600: one uid) have no key.
+std::string peer_key(const std::string& peer) {
+  if (peer.rfind("ipv4:", 0) != 0 && peer.rfind("ipv6:", 0) != 0) return "";
+  const size_t colon = peer.rfind(':');
+  return colon == std::string::npos ? peer : peer.substr(0, colon);
+}
+
 Status shutting_down_error() {
   return unavailable("the daemon is shutting down; reconnect to its successor");
 }
@@ -74,12 +84,22 @@ Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& cl
   auto s = std::make_shared<Session>();
   s->token = random_token();
   s->client_name = client_name;
+  s->peer_key = peer_key(client_name);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (sessions_.size() >= limits_.max_sessions) {
       return resource_exhausted(fmt::format(
           "the daemon has {} sessions, its limit (--max-sessions); close one or raise it",
           sessions_.size()));
+    }
+    if (!s->peer_key.empty()) {
+      size_t same_peer = 0;
+      for (const auto& [token, other] : sessions_) same_peer += other->peer_key == s->peer_key;
+      if (same_peer >= limits_.max_sessions_per_peer) {
+        return resource_exhausted(fmt::format(
+            "{} has {} sessions, the limit per host (--max-sessions-per-peer); close one",
+            s->peer_key, same_peer));
+      }
     }
     s->number = next_session_++;
     sessions_[s->token] = s;
@@ -97,6 +117,7 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;
   std::map<uint64_t, std::shared_ptr<Segment>> segments;
   std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;
+  s->cancelled = true;  // running executes stop at their next instruction
   {
     std::lock_guard<std::mutex> lock(s->mu);
     if (s->closed) return;
@@ -104,7 +125,6 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
     methods.swap(s->methods);
     segments.swap(s->segments);
     programs.swap(s->programs);
-    s->segment_bytes = 0;
   }
   // Wait for running calls of the session's methods, then free them.
   for (auto& entry : methods) {
@@ -141,19 +161,25 @@ Result<uint64_t> ServiceCore::register_segment(const std::string& token, int fd)
     return found.status();
   }
   Session& s = **found;
-  size_t left;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    left = limits_.max_segment_bytes_per_session - s.segment_bytes;
-  }
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment, Segment::adopt(fd, left));
+  const uint64_t limit = limits_.max_segment_bytes_per_session;
+  const uint64_t mapped = *s.mapped_bytes;
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
+                      Segment::adopt(fd, mapped < limit ? limit - mapped : 0));
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.closed) return not_found("session: closed while registering the segment");
-  if (segment->size() > limits_.max_segment_bytes_per_session - s.segment_bytes) {
-    return resource_exhausted("segment: over this session's segment limit");
+  if (s.segments.size() >= limits_.max_segments_per_session) {
+    return resource_exhausted(fmt::format(
+        "segment: this session has {} segments, its limit (--max-segments); drop one or raise it",
+        s.segments.size()));
   }
+  if (segment->size() > limit - std::min<uint64_t>(limit, *s.mapped_bytes)) {
+    return resource_exhausted(
+        fmt::format("segment: {} bytes would put this session over its limit of {} mapped bytes "
+                    "(--max-segment-bytes; a dropped segment counts until no input is bound to it)",
+                    segment->size(), limit));
+  }
+  segment->charge_to(s.mapped_bytes);
   const uint64_t id = s.next_id++;
-  s.segment_bytes += segment->size();
   s.segments[id] = std::move(segment);
   return id;
 }
@@ -168,6 +194,11 @@ Result<uint64_t> ServiceCore::attach_program(Session& s,
       if (already_attached) *already_attached = true;
       return pid;
     }
+  }
+  if (s.programs.size() >= limits_.max_programs_per_session) {
+    return resource_exhausted(fmt::format(
+        "this session holds {} programs, its limit (--max-programs); unload one or raise it",
+        s.programs.size()));
   }
   const uint64_t id = s.next_id++;
   s.programs[id] = std::move(program);
@@ -197,6 +228,7 @@ Result<uint64_t> ServiceCore::load_program_fd(const std::string& token, int fd) 
   }
   auto added = registry_.add(bytes, "");
   if (!added.ok()) return added.status().with_context("program file");
+  added->first->note_uploader(s->peer_key);
   if (!added->second) {
     spdlog::info("program {} loaded ({} bytes, from a file) by session {}",
                  added->first->sha256.substr(0, 12), added->first->size_bytes, s->number);
@@ -238,6 +270,11 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
         return invalid_argument("sha256: give the program's hash, its bytes, or a preloaded name");
       }
       program = registry_.find(req.sha256());
+      // A program another host uploaded is not found by its hash alone: a remote
+      // client learns nothing of other tenants' models and sends the bytes once.
+      if (program && program->name.empty() && !program->uploaded_by(s->peer_key)) {
+        program = nullptr;
+      }
       if (!program) {
         return not_found(
             fmt::format("sha256: the daemon has no program {}; send its bytes "
@@ -278,6 +315,7 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
       auto added = registry_.add(bytes, req.sha256());
       if (!added.ok()) return added.status().with_context("program");
       program = added->first;
+      program->note_uploader(s->peer_key);
       existed = added->second;
       if (!existed) {
         spdlog::info("program {} loaded ({} bytes) by session {}", program->sha256.substr(0, 12),
@@ -344,6 +382,16 @@ Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethod
   ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p,
                       program_for(*s, req.program_id()));
   const std::string name = req.method_name().empty() ? "forward" : req.method_name();
+  auto too_many_methods = [&]() -> Status {
+    if (s->methods.size() < limits_.max_methods_per_session) return Status();
+    return resource_exhausted(fmt::format(
+        "this session holds {} methods, its limit (--max-methods); drop one or raise it",
+        s->methods.size()));
+  };
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    ET_RETURN_IF_ERROR(too_many_methods());
+  }
   auto method = Method::load(p->program, name, {.max_planned_bytes = limits_.max_method_bytes});
   if (!method.ok()) return method.status().with_context("method_name");
   auto slot = std::make_shared<MethodSlot>();
@@ -353,6 +401,7 @@ Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethod
   ET_RETURN_IF_ERROR(prepare_outputs(*slot));
   std::lock_guard<std::mutex> lock(s->mu);
   if (s->closed) return not_found("session: closed");
+  ET_RETURN_IF_ERROR(too_many_methods());
   const uint64_t handle = s->next_id++;
   s->methods[handle] = std::move(slot);
   resp.set_method_handle(handle);
@@ -505,9 +554,9 @@ Status ServiceCore::bind_inputs(const std::shared_ptr<Session>& owner, MethodSlo
   return status.with_context("inputs");
 }
 
-Status ServiceCore::execute_locked(MethodSlot& slot, uint64_t& micros) {
+Status ServiceCore::execute_locked(Session& s, MethodSlot& slot, uint64_t& micros) {
   const auto start = std::chrono::steady_clock::now();
-  Status status = slot.method->execute();
+  Status status = slot.method->execute({start + limits_.execution_deadline, &s.cancelled});
   micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                      std::chrono::steady_clock::now() - start)
                                      .count());
@@ -535,18 +584,45 @@ Status ServiceCore::collect_outputs(
   return Status();
 }
 
+class ServiceCore::CallCount {
+ public:
+  static Result<CallCount> start(const ServiceCore& core, Session& s) {
+    if (s.calls_running.fetch_add(1) >= core.limits_.max_calls_per_session) {
+      --s.calls_running;
+      return resource_exhausted(fmt::format(
+          "this session has {} calls running or waiting, its limit (--max-calls); wait for "
+          "one to finish",
+          core.limits_.max_calls_per_session));
+    }
+    return CallCount(s);
+  }
+  CallCount(CallCount&& other) noexcept : s_(std::exchange(other.s_, nullptr)) {}
+  CallCount(const CallCount&) = delete;
+  CallCount& operator=(const CallCount&) = delete;
+  CallCount& operator=(CallCount&&) = delete;
+  ~CallCount() {
+    if (s_) --s_->calls_running;
+  }
+
+ private:
+  explicit CallCount(Session& s) : s_(&s) {}
+  Session* s_;
+};
+
 Status ServiceCore::set_inputs(const pb::SetInputsRequest& req) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
   return with_method(*slot, [&] { return bind_inputs(s, *slot, req.inputs(), true); });
 }
 
 Status ServiceCore::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
   return with_method(*slot, [&] {
     uint64_t micros = 0;
-    Status st = execute_locked(*slot, micros);
+    Status st = execute_locked(*s, *slot, micros);
     resp.set_execution_micros(micros);
     return st;
   });
@@ -554,6 +630,7 @@ Status ServiceCore::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& 
 
 Status ServiceCore::get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
   return with_method(
       *slot, [&] { return collect_outputs(s, *slot, req.placements(), *resp.mutable_outputs()); });
@@ -561,12 +638,13 @@ Status ServiceCore::get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputs
 
 Status ServiceCore::run(const pb::RunRequest& req, pb::RunResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
   return with_method(*slot, [&]() -> Status {
     // Inline bytes are copied: an unplanned input stays bound to them after this call.
     ET_RETURN_IF_ERROR(bind_inputs(s, *slot, req.inputs(), true));
     uint64_t micros = 0;
-    Status st = execute_locked(*slot, micros);
+    Status st = execute_locked(*s, *slot, micros);
     resp.set_execution_micros(micros);
     if (st.ok()) st = collect_outputs(s, *slot, req.placements(), *resp.mutable_outputs());
     return st;
@@ -581,17 +659,18 @@ Status ServiceCore::drop_segment(const pb::DropSegmentRequest& req) {
     return not_found(
         fmt::format("segment_id {} is not one of this session's segments", req.segment_id()));
   }
-  // Methods whose inputs point into it keep the mapping alive until rebound.
-  s->segment_bytes -= it->second->size();
+  // Methods whose inputs point into it keep the mapping (and its charge) until rebound.
   s->segments.erase(it);
   return Status();
 }
 
-Status ServiceCore::server_status(pb::ServerStatusResponse& resp) const {
+Status ServiceCore::server_status(const std::string& peer, pb::ServerStatusResponse& resp) const {
   resp.set_version(kVersion);
   resp.set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
+  // Counts of everyone's sessions and memory are for local clients (the daemon's user).
+  if (!peer_key(peer).empty()) return Status();
   std::vector<std::shared_ptr<Session>> sessions;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -602,7 +681,7 @@ Status ServiceCore::server_status(pb::ServerStatusResponse& resp) const {
     std::lock_guard<std::mutex> lock(s->mu);
     methods += s->methods.size();
     segments += s->segments.size();
-    segment_bytes += s->segment_bytes;
+    segment_bytes += *s->mapped_bytes;
   }
   resp.set_sessions(sessions.size());
   resp.set_programs(registry_.size());

@@ -24,13 +24,22 @@ namespace et::server {
 
 struct ServiceLimits {
   size_t max_sessions = 256;
-  size_t max_segment_bytes_per_session = size_t{4} << 30;
+  size_t max_segment_bytes_per_session = size_t{4} << 30;  // mapped, dropped or not
+  size_t max_segments_per_session = 1024;
   // Below 2 GiB: flatbuffers cannot read a buffer of 2^31 - 1 bytes or more.
   size_t max_program_bytes = (size_t{2} << 30) - 1;
   // Planned memory plus unplanned output buffers of one method instance.
   uint64_t max_method_bytes = uint64_t{8} << 30;
   size_t max_concurrent_runs = 0;                      // 0: one per compute thread
   std::chrono::milliseconds request_deadline{60'000};  // waiting for a busy method or worker
+  // One execute, checked between instructions; a session that ends stops its executes.
+  std::chrono::milliseconds execution_deadline{60'000};
+  // Per client: sessions from one TCP host (the Unix socket admits one uid, whose
+  // sessions max_sessions bounds), and what one session may hold or run at once.
+  size_t max_sessions_per_peer = 64;
+  size_t max_programs_per_session = 64;
+  size_t max_methods_per_session = 256;
+  size_t max_calls_per_session = 32;
 };
 
 class ServiceCore {
@@ -72,7 +81,8 @@ class ServiceCore {
   Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp);
   Status run(const pb::RunRequest& req, pb::RunResponse& resp);
   Status drop_segment(const pb::DropSegmentRequest& req);
-  Status server_status(pb::ServerStatusResponse& resp) const;
+  // `peer` as gRPC names it: remote peers get the version and uptime only.
+  Status server_status(const std::string& peer, pb::ServerStatusResponse& resp) const;
 
  private:
   Result<std::shared_ptr<Session>> session_for(const std::string& token) const;
@@ -88,7 +98,9 @@ class ServiceCore {
   Status bind_inputs(const std::shared_ptr<Session>& owner, MethodSlot& slot,
                      const google::protobuf::RepeatedPtrField<pb::Value>& inputs, bool copy_inline);
   Status prepare_outputs(MethodSlot& slot);
-  Status execute_locked(MethodSlot& slot, uint64_t& micros);
+  Status execute_locked(Session& s, MethodSlot& slot, uint64_t& micros);
+  // Counts a call of `s` for its duration; ResourceExhausted at max_calls_per_session.
+  class CallCount;
   Status collect_outputs(const std::shared_ptr<Session>& s, MethodSlot& slot,
                          const google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements,
                          google::protobuf::RepeatedPtrField<pb::Value>& out);

@@ -2,6 +2,7 @@
 // Everything here is released when the session ends (ServiceCore::close_session).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -47,6 +48,9 @@ struct Session {
   uint64_t number = 0;
   std::string token;
   std::string client_name;
+  std::string peer_key;                // the TCP host it came from; empty for local
+  std::atomic<bool> cancelled{false};  // set when the session ends: stops its executes
+  std::atomic<uint32_t> calls_running{0};
 
   std::mutex mu;
   bool closed = false;   // GUARDED_BY(mu)
@@ -54,7 +58,9 @@ struct Session {
   std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;  // GUARDED_BY(mu)
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;                // GUARDED_BY(mu)
   std::map<uint64_t, std::shared_ptr<Segment>> segments;                  // GUARDED_BY(mu)
-  size_t segment_bytes = 0;                                               // GUARDED_BY(mu)
+  // Bytes of this session's segments still mapped: registered ones, and dropped ones
+  // that a bound input still holds. Counted by the segments themselves.
+  std::shared_ptr<std::atomic<uint64_t>> mapped_bytes = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 }  // namespace et::server

@@ -11,17 +11,16 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "proto/socket_trust.h"
+
 namespace et::server {
 
-std::string default_socket_path() {
-  if (const char* env = std::getenv("ETSERVER_SOCKET"); env && *env) return env;
-  if (const char* dir = std::getenv("XDG_RUNTIME_DIR"); dir && *dir) {
-    return std::string(dir) + "/et-serverd.sock";
-  }
-  return fmt::format("/tmp/et-serverd-{}.sock", getuid());
-}
+std::string default_socket_path() { return etserver::default_socket_path(); }
 
 Status claim_socket_path(const std::string& path) {
+  if (std::string why = etserver::unsafe_socket_directory(path); !why.empty()) {
+    return failed_precondition(why);
+  }
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status();

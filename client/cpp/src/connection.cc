@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "proto/socket_trust.h"
+
 namespace etclient {
 
 Session::~Session() {
@@ -14,6 +16,9 @@ Session::~Session() {
 
 Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socket,
                                                         const Client::Options& options) {
+  if (std::string why = etserver::untrusted_socket(socket); !why.empty()) {
+    return Status(StatusCode::kFailedPrecondition, "et-serverd socket: " + why);
+  }
   std::shared_ptr<ClientImpl> impl(new ClientImpl());
   impl->socket_ = socket;
   impl->client_name_ = options.client_name;
@@ -112,12 +117,6 @@ Status from_grpc(const grpc::Status& s) {
   }
 }
 
-std::string default_socket() {
-  if (const char* env = std::getenv("ETSERVER_SOCKET"); env && *env) return env;
-  if (const char* dir = std::getenv("XDG_RUNTIME_DIR"); dir && *dir) {
-    return std::string(dir) + "/et-serverd.sock";
-  }
-  return "/tmp/et-serverd-" + std::to_string(getuid()) + ".sock";
-}
+std::string default_socket() { return etserver::default_socket_path(); }
 
 }  // namespace etclient

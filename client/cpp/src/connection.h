@@ -92,7 +92,7 @@ auto retry_once(ClientImpl& client, Op&& op) -> decltype(op(client.session())) {
 }
 
 // The socket used when Options::socket is empty: $ETSERVER_SOCKET, else
-// $XDG_RUNTIME_DIR/et-serverd.sock, else /tmp/et-serverd-UID.sock.
+// $XDG_RUNTIME_DIR/et-serverd.sock, else /tmp/et-serverd-UID/et-serverd.sock.
 std::string default_socket();
 
 }  // namespace etclient

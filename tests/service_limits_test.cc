@@ -1,0 +1,288 @@
+// The daemon's per-client limits and the findings of shared/docs/security-review.md
+// that a call sequence (not a program) triggers: segment accounting and descriptors
+// (M3), per-session and per-peer caps (M5), execution deadlines and cancellation (M6),
+// huge-page memfds (M8), hashes as capabilities across hosts (L4). In-process against
+// the service core, as the transports call it.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/testing/program_builder.h"
+#include "server/service_core.h"
+
+namespace et::server {
+namespace {
+
+namespace pb = ::etserver::v1;
+using testing::ProgramBuilder;
+
+std::string fixture_bytes(const std::string& name) {
+  std::ifstream in(std::string(ET_FIXTURES_DIR) + "/" + name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string as_string(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
+
+// x: an unplanned f32 [4] input returned as the output (zero copy: it stays pointed at
+// whatever memory the caller bound, a segment included).
+std::string identity_program() {
+  ProgramBuilder b;
+  const int x = b.add_tensor({.sizes = {4}});
+  b.set_inputs({x});
+  b.set_outputs({x});
+  return as_string(b.finish());
+}
+
+// A loop that never ends by itself: only the step budget, a deadline or a
+// cancellation stops it.
+std::string endless_program() {
+  ProgramBuilder b;
+  const int never = b.add_bool(false);
+  b.jump_false(never, 0);
+  return as_string(b.finish());
+}
+
+size_t open_descriptors() {
+  size_t n = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  while (readdir(dir) != nullptr) ++n;
+  closedir(dir);
+  return n;
+}
+
+int sealed_memfd(size_t size, unsigned flags = 0) {
+  const int fd = memfd_create("limits", MFD_CLOEXEC | MFD_ALLOW_SEALING | flags);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+class ServiceLimitsTest : public ::testing::Test {
+ protected:
+  void start(ServiceLimits limits) {
+    core_ = std::make_unique<ServiceCore>(limits);
+    session_ = core_->open_session("test").value();
+  }
+
+  Result<uint64_t> load_program(const std::shared_ptr<Session>& s, const std::string& bytes,
+                                const std::string& sha256 = "") {
+    pb::LoadProgramRequest req;
+    req.set_session(s->token);
+    if (!bytes.empty()) req.set_program_bytes(bytes);
+    req.set_sha256(sha256);
+    pb::LoadProgramResponse resp;
+    ET_RETURN_IF_ERROR(core_->load_program(req, resp));
+    sha256_ = resp.sha256();
+    return resp.program_id();
+  }
+
+  Result<uint64_t> load_method(const std::shared_ptr<Session>& s, uint64_t program) {
+    pb::LoadMethodRequest req;
+    req.set_session(s->token);
+    req.set_program_id(program);
+    pb::LoadMethodResponse resp;
+    ET_RETURN_IF_ERROR(core_->load_method(req, resp));
+    return resp.method_handle();
+  }
+
+  Status run(const std::shared_ptr<Session>& s, uint64_t method, std::vector<pb::Value> inputs) {
+    pb::RunRequest req;
+    req.set_session(s->token);
+    req.set_method_handle(method);
+    for (pb::Value& v : inputs) *req.add_inputs() = std::move(v);
+    pb::RunResponse resp;
+    return core_->run(req, resp);
+  }
+
+  static pb::Value in_segment(uint64_t segment) {
+    pb::Value v;
+    pb::Tensor& t = *v.mutable_tensor();
+    t.set_dtype(pb::FLOAT32);
+    t.add_sizes(4);
+    t.mutable_segment()->set_segment_id(segment);
+    t.mutable_segment()->set_length(16);
+    return v;
+  }
+
+  static pb::Value inline_input() {
+    pb::Value v;
+    pb::Tensor& t = *v.mutable_tensor();
+    t.set_dtype(pb::FLOAT32);
+    t.add_sizes(4);
+    t.set_inline_data(std::string(16, '\0'));
+    return v;
+  }
+
+  Status drop_segment(uint64_t id) {
+    pb::DropSegmentRequest req;
+    req.set_session(session_->token);
+    req.set_segment_id(id);
+    return core_->drop_segment(req);
+  }
+
+  std::unique_ptr<ServiceCore> core_;
+  std::shared_ptr<Session> session_;
+  std::string sha256_;
+};
+
+// M3: the descriptor is closed once mapped; a dropped segment still bound to an input
+// counts until the input is rebound; the number of segments is capped.
+TEST_F(ServiceLimitsTest, M3_SegmentsHoldNoDescriptorAndDroppedOnesCountWhileMapped) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  ServiceLimits limits;
+  limits.max_segment_bytes_per_session = 2 * page;
+  limits.max_segments_per_session = 2;
+  start(limits);
+  const uint64_t method =
+      load_method(session_, *load_program(session_, identity_program())).value();
+
+  const size_t before = open_descriptors();
+  auto first = core_->register_segment(session_->token, sealed_memfd(page));
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(open_descriptors(), before);  // the memfd was closed after mmap
+
+  ASSERT_TRUE(run(session_, method, {in_segment(*first)}).ok());
+  ASSERT_TRUE(drop_segment(*first).ok());
+  // Still mapped by the bound input: one page left, not two.
+  auto two_pages = core_->register_segment(session_->token, sealed_memfd(2 * page));
+  ASSERT_FALSE(two_pages.ok());
+  EXPECT_EQ(two_pages.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(two_pages.status().message().find("segment limit (4096 bytes left)"), std::string::npos)
+      << two_pages.status().to_string();
+
+  ASSERT_TRUE(run(session_, method, {inline_input()}).ok());  // rebinding unmaps it
+  auto again = core_->register_segment(session_->token, sealed_memfd(1));
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  auto second = core_->register_segment(session_->token, sealed_memfd(1));
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  auto third = core_->register_segment(session_->token, sealed_memfd(1));
+  ASSERT_FALSE(third.ok());
+  EXPECT_NE(third.status().message().find("--max-segments"), std::string::npos)
+      << third.status().to_string();
+  EXPECT_EQ(open_descriptors(), before);  // refused ones are closed too
+}
+
+// M8: a hugetlbfs memfd (holes punched in it SIGBUS the daemon) is refused.
+TEST_F(ServiceLimitsTest, M8_HugePageMemfdsAreRefused) {
+  start({});
+  const int fd = sealed_memfd(size_t{2} << 20, MFD_HUGETLB);
+  if (fd < 0) GTEST_SKIP() << "this kernel makes no hugetlbfs memfds: nothing to refuse";
+  auto id = core_->register_segment(session_->token, fd);
+  ASSERT_FALSE(id.ok());
+  EXPECT_NE(id.status().message().find("MFD_HUGETLB"), std::string::npos)
+      << id.status().to_string();
+}
+
+// M5: what one session may hold or run at once, and sessions per TCP host.
+TEST_F(ServiceLimitsTest, M5_ProgramsMethodsAndSessionsPerPeerAreCapped) {
+  ServiceLimits limits;
+  limits.max_programs_per_session = 1;
+  limits.max_methods_per_session = 1;
+  limits.max_sessions_per_peer = 1;
+  start(limits);
+  const uint64_t program = load_program(session_, identity_program()).value();
+  auto second_program = load_program(session_, endless_program());
+  ASSERT_FALSE(second_program.ok());
+  EXPECT_NE(second_program.status().message().find("--max-programs"), std::string::npos)
+      << second_program.status().to_string();
+  ASSERT_TRUE(load_method(session_, program).ok());
+  auto second_method = load_method(session_, program);
+  ASSERT_FALSE(second_method.ok());
+  EXPECT_NE(second_method.status().message().find("--max-methods"), std::string::npos)
+      << second_method.status().to_string();
+
+  ASSERT_TRUE(core_->open_session("ipv4:10.1.2.3:40000").ok());
+  auto same_host = core_->open_session("ipv4:10.1.2.3:40001");
+  ASSERT_FALSE(same_host.ok());
+  EXPECT_NE(same_host.status().message().find("--max-sessions-per-peer"), std::string::npos)
+      << same_host.status().to_string();
+  EXPECT_TRUE(core_->open_session("ipv4:10.9.9.9:40000").ok());  // another host
+  EXPECT_TRUE(core_->open_session("unix:").ok());                // local clients: no cap
+}
+
+TEST_F(ServiceLimitsTest, M5_CallsPerSessionAreCapped) {
+  ServiceLimits limits;
+  limits.max_calls_per_session = 1;
+  limits.execution_deadline = std::chrono::seconds(2);
+  start(limits);
+  const uint64_t endless =
+      load_method(session_, *load_program(session_, endless_program())).value();
+  const uint64_t identity =
+      load_method(session_, *load_program(session_, identity_program())).value();
+  auto running = std::async(std::launch::async, [&] { return run(session_, endless, {}); });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (session_->calls_running == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Status second = run(session_, identity, {inline_input()});
+  EXPECT_EQ(second.code(), StatusCode::kResourceExhausted) << second.to_string();
+  EXPECT_NE(second.message().find("--max-calls"), std::string::npos) << second.to_string();
+  (void)running.get();
+}
+
+// M6: an execute is stopped at its deadline, and when its session ends.
+TEST_F(ServiceLimitsTest, M6_ExecutionDeadlineStopsAnEndlessProgram) {
+  ServiceLimits limits;
+  limits.execution_deadline = std::chrono::milliseconds(50);
+  start(limits);
+  const uint64_t method = load_method(session_, *load_program(session_, endless_program())).value();
+  const auto started = std::chrono::steady_clock::now();
+  Status s = run(session_, method, {});
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.to_string();
+  EXPECT_NE(s.message().find("execution deadline"), std::string::npos) << s.to_string();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+}
+
+TEST_F(ServiceLimitsTest, M6_ClosingTheSessionStopsItsExecute) {
+  start({});
+  const uint64_t method = load_method(session_, *load_program(session_, endless_program())).value();
+  auto running = std::async(std::launch::async, [&] { return run(session_, method, {}); });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (session_->calls_running == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  core_->close_session(session_);  // waits for the running call: it must stop
+  Status s = running.get();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
+  EXPECT_NE(s.message().find("caller went away"), std::string::npos) << s.to_string();
+}
+
+// L4: a program another host uploaded is not found by its hash from a TCP peer; the
+// peer sends the bytes once, then its hash works. Local clients share by hash.
+TEST_F(ServiceLimitsTest, L4_HashIsACapabilityOnlyForWhoSentTheBytes) {
+  start({});
+  ASSERT_TRUE(load_program(session_, fixture_bytes("mlp.pte")).ok());
+  const std::string hash = sha256_;
+  auto local = core_->open_session("unix:").value();
+  EXPECT_TRUE(load_program(local, "", hash).ok());
+
+  auto remote = core_->open_session("ipv4:10.1.2.3:40000").value();
+  auto by_hash = load_program(remote, "", hash);
+  ASSERT_FALSE(by_hash.ok());
+  EXPECT_EQ(by_hash.status().code(), StatusCode::kNotFound) << by_hash.status().to_string();
+  ASSERT_TRUE(load_program(remote, fixture_bytes("mlp.pte")).ok());
+  auto remote_again = core_->open_session("ipv4:10.1.2.3:40001").value();
+  EXPECT_TRUE(load_program(remote_again, "", hash).ok());
+
+  pb::ServerStatusResponse from_afar, from_here;
+  ASSERT_TRUE(core_->server_status("ipv4:10.1.2.3:40002", from_afar).ok());
+  ASSERT_TRUE(core_->server_status("unix:", from_here).ok());
+  EXPECT_EQ(from_afar.sessions(), 0u);  // not told about other tenants
+  EXPECT_EQ(from_here.sessions(), 4u);
+}
+
+}  // namespace
+}  // namespace et::server
