@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "client/cpp/src/wire.h"
 #include "tests/support/client_testing.h"
 
 namespace et::testing {
@@ -233,4 +234,31 @@ TEST(Client, MalformedHostTensorsAreRefusedNamingTheInput) {
 }
 
 }  // namespace
+// L6 of the security review: a reply (from a daemon, or something posing as one) that
+// describes more bytes than the output's slot holds must not become a view.
+TEST(Client, RepliesAreCheckedAgainstTheirSlot) {
+  etclient::Slot slot;
+  slot.offset = 64;
+  slot.size = 16;
+  etserver::v1::Tensor t;
+  t.set_dtype(etserver::v1::FLOAT32);
+  t.add_sizes(4);
+  t.mutable_segment()->set_offset(64);
+  t.mutable_segment()->set_length(16);
+  EXPECT_TRUE(etclient::check_output_reply(0, t, slot).ok());
+  t.set_sizes(0, 5);  // 20 bytes
+  etclient::Status s = etclient::check_output_reply(0, t, slot);
+  EXPECT_EQ(s.code(), etclient::StatusCode::kInternal);
+  EXPECT_NE(s.message().find("outside the 16-byte slot"), std::string::npos) << s.message();
+  t.set_sizes(0, 4);
+  t.mutable_segment()->set_offset(0);
+  EXPECT_FALSE(etclient::check_output_reply(0, t, slot).ok());
+  t.mutable_segment()->set_offset(64);
+  t.set_sizes(0, -1);
+  EXPECT_FALSE(etclient::check_output_reply(0, t, slot).ok());
+  t.set_sizes(0, 4);
+  t.set_dtype(static_cast<etserver::v1::DataType>(99));
+  EXPECT_FALSE(etclient::check_output_reply(0, t, slot).ok());
+}
+
 }  // namespace et::testing

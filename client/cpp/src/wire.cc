@@ -14,41 +14,6 @@ DType from_proto(pb::DataType t) {
   return static_cast<DType>(std::max(0, static_cast<int>(t) - 1));
 }
 
-// What the daemon says it wrote must lie in the slot this client gave it: a view is
-// built from these numbers, and a peer that is not a correct daemon must not make the
-// client read past its slot.
-Status check_reply_fits(size_t index, const pb::Tensor& t, const Slot& slot) {
-  auto bad = [&](const std::string& problem) {
-    return Status(StatusCode::kInternal,
-                  "output " + std::to_string(index) + ": the daemon's reply " + problem);
-  };
-  if (t.dtype() <= pb::DATA_TYPE_UNSPECIFIED || t.dtype() > pb::BFLOAT16) {
-    return bad("names an unknown dtype");
-  }
-  if (t.sizes_size() > static_cast<int>(kMaxRank)) return bad("has a rank above 16");
-  if (t.dim_order_size() != 0 && t.dim_order_size() != t.sizes_size()) {
-    return bad("has a dim order that does not match its sizes");
-  }
-  std::vector<bool> seen(static_cast<size_t>(t.dim_order_size()), false);
-  for (uint32_t d : t.dim_order()) {
-    if (d >= seen.size() || seen[d]) return bad("has a dim order that is not a permutation");
-    seen[d] = true;
-  }
-  uint64_t nbytes = element_size(from_proto(t.dtype()));
-  for (int64_t size : t.sizes()) {
-    if (size < 0 || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(size), &nbytes)) {
-      return bad("has an impossible size");
-    }
-  }
-  if (nbytes > slot.size || t.segment().offset() != slot.offset ||
-      t.segment().length() > slot.size) {
-    return bad("describes " + std::to_string(nbytes) + " bytes at offset " +
-               std::to_string(t.segment().offset()) + ", outside the " + std::to_string(slot.size) +
-               "-byte slot at offset " + std::to_string(slot.offset) + " it was given");
-  }
-  return Status();
-}
-
 Status invalid_input(size_t index, const std::string& problem) {
   return Status(StatusCode::kInvalidArgument, "input " + std::to_string(index) + ": " + problem);
 }
@@ -111,6 +76,38 @@ Result<SharedTensor> scalar_tensor(Arena& arena, DType dtype, T value) {
 }
 
 }  // namespace
+
+Status check_output_reply(size_t index, const pb::Tensor& t, const Slot& slot) {
+  auto bad = [&](const std::string& problem) {
+    return Status(StatusCode::kInternal,
+                  "output " + std::to_string(index) + ": the daemon's reply " + problem);
+  };
+  if (t.dtype() <= pb::DATA_TYPE_UNSPECIFIED || t.dtype() > pb::BFLOAT16) {
+    return bad("names an unknown dtype");
+  }
+  if (t.sizes_size() > static_cast<int>(kMaxRank)) return bad("has a rank above 16");
+  if (t.dim_order_size() != 0 && t.dim_order_size() != t.sizes_size()) {
+    return bad("has a dim order that does not match its sizes");
+  }
+  std::vector<bool> seen(static_cast<size_t>(t.dim_order_size()), false);
+  for (uint32_t d : t.dim_order()) {
+    if (d >= seen.size() || seen[d]) return bad("has a dim order that is not a permutation");
+    seen[d] = true;
+  }
+  uint64_t nbytes = element_size(from_proto(t.dtype()));
+  for (int64_t size : t.sizes()) {
+    if (size < 0 || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(size), &nbytes)) {
+      return bad("has an impossible size");
+    }
+  }
+  if (nbytes > slot.size || t.segment().offset() != slot.offset ||
+      t.segment().length() > slot.size) {
+    return bad("describes " + std::to_string(nbytes) + " bytes at offset " +
+               std::to_string(t.segment().offset()) + ", outside the " + std::to_string(slot.size) +
+               "-byte slot at offset " + std::to_string(slot.offset) + " it was given");
+  }
+  return Status();
+}
 
 void gather_row_major(uint8_t* dst, const uint8_t* src, const std::vector<int64_t>& sizes,
                       const std::vector<int64_t>& strides, size_t element_size) {
@@ -243,7 +240,7 @@ Result<std::vector<SharedTensor>> Wire::decode_outputs(
     if (v.has_tensor() && v.tensor().has_segment() && static_cast<size_t>(i) < slots.size()) {
       const pb::Tensor& t = v.tensor();
       if (Status s =
-              check_reply_fits(static_cast<size_t>(i), t, slots[static_cast<size_t>(i)].first);
+              check_output_reply(static_cast<size_t>(i), t, slots[static_cast<size_t>(i)].first);
           !s.ok()) {
         return s;
       }

@@ -48,6 +48,12 @@ struct Wire {
 
 MethodMeta from_proto(const pb::MethodMeta& meta);
 
+// Ok when what the daemon says it wrote for output `index` (dtype, sizes, dim order,
+// offset) lies inside `slot`, the one this client gave it: views are built from these
+// numbers, and a peer that is not a correct daemon must not make the client read past
+// its slot. Internal naming the mismatch otherwise.
+Status check_output_reply(size_t index, const pb::Tensor& t, const Slot& slot);
+
 // Copies a strided tensor of `element_size`-byte elements into row-major `dst`.
 void gather_row_major(uint8_t* dst, const uint8_t* src, const std::vector<int64_t>& sizes,
                       const std::vector<int64_t>& strides, size_t element_size);
