@@ -48,11 +48,7 @@ struct CompiledGraph::Replica {
   std::vector<std::vector<uint8_t>> padded_inputs;  // by input index, made when needed
 };
 
-bool over_read_is_safe(const void* data, size_t nbytes) {
-  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto last = reinterpret_cast<uintptr_t>(data) + (nbytes ? nbytes - 1 : 0);
-  return last / page == (last + XNN_EXTRA_BYTES) / page;
-}
+static_assert(kXnnExtraBytes == XNN_EXTRA_BYTES, "graph.h states XNNPACK's over-read");
 
 void CompiledGraph::ReplicaDeleter::operator()(Replica* r) const { delete r; }
 

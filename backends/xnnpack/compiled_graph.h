@@ -90,10 +90,4 @@ class CompiledGraph {
   mutable size_t made_ = 0;               // GUARDED_BY(mu_)
 };
 
-// XNNPACK's kernels may read up to XNN_EXTRA_BYTES (16) past the end of an input
-// (AVX2 and NEON kernels do; AVX-512 ones use masked loads). True when those bytes
-// share a page with the input's last byte, so the read cannot fault; run() copies an
-// input for which this is false (e.g. one ending a client's shared-memory mapping).
-bool over_read_is_safe(const void* data, size_t nbytes);
-
 }  // namespace et::xnn

@@ -652,6 +652,43 @@ TEST(Inputs, OverReadIsSafeOnlyWithinTheLastPage) {
   munmap(region, 2 * page);
 }
 
+// The review's unconfirmed item: a constant XNNPACK reads in place (not packed) that
+// ends a mapping would be over-read into the unmapped page after it. Parsing copies it.
+TEST(Inputs, ConstantEndingAMappingIsCopied) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({4});
+  const uint32_t c = b.constant({4}, {1, 2, 3, 4});
+  const uint32_t out = b.output({4});
+  b.binary(NodeType::kAdd, in, c, out);
+  const std::vector<uint8_t> payload = b.finish();
+  auto first = parse_graph(payload, no_named_data);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  const auto* constant = static_cast<const uint8_t*>(first->values[c].data);
+  const size_t end = static_cast<size_t>(constant - payload.data()) + 16;  // past the constant
+  ASSERT_EQ(end % 16, 0u);
+
+  // The payload placed so that the constant's last byte ends a page; the next is unmapped.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t span = (payload.size() + page - 1) / page * page + page;
+  auto* region = static_cast<uint8_t*>(
+      mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(region, MAP_FAILED);
+  ASSERT_EQ(munmap(region + span, page), 0);
+  ASSERT_EQ(payload.size(), end);  // the constant section comes last in a payload
+  uint8_t* start = region + span - end;
+  std::memcpy(start, payload.data(), end);
+  auto placed = parse_graph({start, end}, no_named_data);
+  ASSERT_TRUE(placed.ok()) << placed.status().to_string();
+  EXPECT_NE(placed->values[c].data, region + span - 16);  // a padded copy
+  auto graph = CompiledGraph::create(std::move(placed).value(), CompileOptions{});
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  float x[4] = {1, 1, 1, 1}, y[4] = {};
+  void* ptrs[] = {x, y};
+  ASSERT_TRUE((*graph)->run(ptrs).ok());
+  EXPECT_EQ(y[3], 5.0f);
+  munmap(region, span);
+}
+
 // ---- Refusals ------------------------------------------------------------------------
 
 TEST(Refusals, ANodeNothingCanRunIsNamed) {

@@ -2,6 +2,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -220,8 +221,10 @@ class GraphParser {
       return bad(fmt::format("constant holds {} bytes, its {} {} needs {}", bytes.size(),
                              data_type_name(v.dtype), fmt::join(v.dims, "x"), v.nbytes()));
     }
-    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0) {
-      auto copy = std::make_unique<float[]>((v.nbytes() + sizeof(float) - 1) / sizeof(float));
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0 ||
+        !over_read_is_safe(bytes.data(), v.nbytes())) {
+      auto copy = std::make_unique<float[]>((v.nbytes() + kXnnExtraBytes + sizeof(float) - 1) /
+                                            sizeof(float));
       std::memcpy(copy.get(), bytes.data(), v.nbytes());
       v.data = copy.get();
       graph_.owned_constants.push_back(std::move(copy));
@@ -507,6 +510,12 @@ Result<Graph> parse_graph(std::span<const uint8_t> payload, const NamedDataLooku
       GraphParser(*flatbuffers::GetRoot<fb::Graph>(base), sections, named_data).parse());
   graph.owned_flatbuffer = std::move(aligned);
   return graph;
+}
+
+bool over_read_is_safe(const void* data, size_t nbytes) {
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto last = reinterpret_cast<uintptr_t>(data) + (nbytes ? nbytes - 1 : 0);
+  return last / page == (last + kXnnExtraBytes) / page;
 }
 
 }  // namespace et::xnn

@@ -184,4 +184,13 @@ using NamedDataLookup = std::function<Result<std::span<const uint8_t>>(std::stri
 // of unknown layout, more than kMaxDims dimensions).
 Result<Graph> parse_graph(std::span<const uint8_t> payload, const NamedDataLookup& named_data);
 
+// XNNPACK's kernels may read up to XNN_EXTRA_BYTES (16) past the end of an operand
+// they did not pack (AVX2 and NEON kernels do; AVX-512 ones use masked loads). True
+// when those bytes share a page with the operand's last byte, so the read cannot
+// fault. CompiledGraph::run() copies an input for which this is false (e.g. one ending
+// a client's shared-memory mapping); parsing copies such a constant (e.g. one ending a
+// mapped program file).
+inline constexpr size_t kXnnExtraBytes = 16;
+bool over_read_is_safe(const void* data, size_t nbytes);
+
 }  // namespace et::xnn
