@@ -42,7 +42,7 @@ with tensors inline or in shared memory; see docs/protocol.md.
   --max-segment-bytes N    shared memory one session may have mapped (default 4 GiB; a
                            dropped segment counts while an input is still bound to it)
   --max-segments N         segments one session may register (default 1024)
-  --max-program-bytes N    largest program accepted (default 2 GiB - 1)
+  --max-program-bytes N    largest program accepted (default 2047 MiB)
   --max-method-bytes N     planned memory plus output buffers of one loaded method
                            (default 8 GiB)
   --max-message-bytes N    largest gRPC message (default 256 MiB)

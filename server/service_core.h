@@ -27,7 +27,7 @@ struct ServiceLimits {
   size_t max_segment_bytes_per_session = size_t{4} << 30;  // mapped, dropped or not
   size_t max_segments_per_session = 1024;
   // Below 2 GiB: flatbuffers cannot read a buffer of 2^31 - 1 bytes or more.
-  size_t max_program_bytes = (size_t{2} << 30) - 1;
+  size_t max_program_bytes = size_t{2047} << 20;
   // Planned memory plus unplanned output buffers of one method instance.
   uint64_t max_method_bytes = uint64_t{8} << 30;
   size_t max_concurrent_runs = 0;                      // 0: one per compute thread

@@ -1,15 +1,20 @@
 // The daemon's per-client limits and the findings of shared/docs/security-review.md
 // that a call sequence (not a program) triggers: segment accounting and descriptors
 // (M3), per-session and per-peer caps (M5), execution deadlines and cancellation (M6),
-// huge-page memfds (M8), hashes as capabilities across hosts (L4). In-process against
+// huge-page memfds (M8), hashes as capabilities across hosts (L4), the descriptor
+// socket under a client that never reads (M4), overlapping placements (L3). In-process against
 // the service core, as the transports call it.
 #include <dirent.h>
 #include <fcntl.h>
+#include <flatbuffers/flatbuffers.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <future>
 #include <iterator>
@@ -17,7 +22,10 @@
 #include <thread>
 #include <vector>
 
+#include "proto/fd_client.h"
+#include "proto/fd_protocol.h"
 #include "runtime/testing/program_builder.h"
+#include "server/fd_channel.h"
 #include "server/service_core.h"
 
 namespace et::server {
@@ -282,6 +290,86 @@ TEST_F(ServiceLimitsTest, L4_HashIsACapabilityOnlyForWhoSentTheBytes) {
   ASSERT_TRUE(core_->server_status("unix:", from_here).ok());
   EXPECT_EQ(from_afar.sessions(), 0u);  // not told about other tenants
   EXPECT_EQ(from_here.sessions(), 4u);
+}
+
+// L3: an output that is an input living in a segment, placed on an overlapping range
+// of that segment, was memcpy'd onto itself (ASan: memcpy-param-overlap).
+TEST_F(ServiceLimitsTest, L3_OverlappingPlacementIsCopiedSafely) {
+  start({});
+  const uint64_t method =
+      load_method(session_, *load_program(session_, identity_program())).value();
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const int fd = sealed_memfd(page);
+  void* view = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(view, MAP_FAILED);
+  auto* floats = static_cast<float*>(view);
+  for (int i = 0; i < 4; ++i) floats[i] = static_cast<float>(i + 1);
+  auto id = core_->register_segment(session_->token, fd);
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  pb::RunRequest req;
+  req.set_session(session_->token);
+  req.set_method_handle(method);
+  *req.add_inputs() = in_segment(*id);
+  pb::SegmentRange& where = *req.add_placements()->mutable_segment();
+  where.set_segment_id(*id);
+  where.set_offset(4);  // one float on: the ranges overlap
+  where.set_length(16);
+  pb::RunResponse resp;
+  Status s = core_->run(req, resp);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(floats[1], 1.0f);
+  EXPECT_EQ(floats[4], 4.0f);
+  munmap(view, page);
+}
+
+// M4: a client that sends requests and never reads the replies must not stall the
+// descriptor socket for everyone else.
+TEST_F(ServiceLimitsTest, M4_AClientThatNeverReadsCannotStallTheDescriptorSocket) {
+  start({});
+  char dir[] = "/tmp/et-limits-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/s.fd";
+  auto channel = FdChannel::start(path, *core_);
+  ASSERT_TRUE(channel.ok()) << channel.status().to_string();
+  auto connect_to = [&] {
+    const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    EXPECT_EQ(connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    return sock;
+  };
+  const int greedy = connect_to();
+  const int one = 1;
+  ASSERT_EQ(setsockopt(greedy, SOL_SOCKET, SO_RCVBUF, &one, sizeof(one)), 0);  // fills fast
+  etserver::FdRequest junk{};
+  std::memcpy(junk.magic, "JUNK", 4);
+  size_t sent = 0;
+  while (sent < 5000 && send(greedy, &junk, sizeof(junk), MSG_DONTWAIT | MSG_NOSIGNAL) > 0) {
+    ++sent;
+  }
+  // Another client registers a segment through the same socket, as libetclient does.
+  auto started = std::chrono::steady_clock::now();
+  auto reply = std::async(std::launch::async, [&] {
+    return etserver::send_descriptor(path, session_->token, sealed_memfd(4096),
+                                     etserver::kFdRegisterSegment);
+  });
+  ASSERT_EQ(reply.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the descriptor socket stalled behind a client that never reads (" << sent
+      << " requests sent)";
+  const etserver::FdExchange got = reply.get();
+  EXPECT_TRUE(got.delivered) << got.message;
+  EXPECT_EQ(got.code, 0u) << got.message;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  close(greedy);
+  channel->reset();
+  rmdir(dir);
+}
+
+// L5: flatbuffers cannot read a buffer of 2^31 - 1 bytes or more (debug builds abort);
+// the default program limit stays below it.
+TEST(ServiceLimitsDefaults, L5_ProgramLimitIsBelowWhatFlatbuffersReads) {
+  EXPECT_LT(ServiceLimits{}.max_program_bytes, size_t{FLATBUFFERS_MAX_BUFFER_SIZE});
 }
 
 }  // namespace
