@@ -1,6 +1,6 @@
 // Hostile programs and call sequences against the service core, one per finding of
-// shared/docs/security-review.md that a program can trigger (C1, C2, H2-H4, H6, M1,
-// M2, L1, L2). Each attack comes from a second session; every test then checks that
+// shared/docs/security-review.md that a program can trigger (C1, C2, H2-H6, M1, M2,
+// L1, L2). Each attack comes from a second session; every test then checks that
 // the victim session's model still gives the result it gave before. Run under
 // ASan+UBSan in CI: an overflow the checks miss is a sanitizer report there.
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -382,6 +383,25 @@ TEST_F(HostilePrograms, L2_StridesFromClientSizesCannotOverflow) {
   Status s = run(*method, {v});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
   EXPECT_NE(s.message().find("overflow a 64-bit stride"), std::string::npos) << s.to_string();
+}
+
+// H5: an exception under a kernel (here a test kernel that throws what a library would
+// for a size a program chose) leaked the busy slot and a worker per call, until every
+// call of every session timed out. Many more calls than workers, then the victim runs.
+Status throws_bad_alloc(KernelContext&) { throw std::bad_alloc(); }
+
+TEST_F(HostilePrograms, H5_AnExceptionLeaksNoWorkerOrSlot) {
+  static const bool registered =
+      KernelRegistry::global().add("test::throws_bad_alloc", throws_bad_alloc).ok();
+  ASSERT_TRUE(registered);
+  ProgramBuilder b;
+  b.kernel_call(b.add_operator("test::throws_bad_alloc"), {});
+  auto method = load(b);
+  ASSERT_TRUE(method.ok()) << method.status().to_string();
+  for (int i = 0; i < 64; ++i) {
+    Status s = run(*method, {});
+    ASSERT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
+  }
 }
 
 }  // namespace
