@@ -33,6 +33,8 @@ constexpr size_t kMaxConnections = 512;
 // After accept() runs out of descriptors, the listener rests this long instead of
 // spinning on a socket it cannot accept from.
 constexpr int kAcceptBackoffMs = 100;
+// Programs loading by descriptor at once (each on a thread of its own).
+constexpr size_t kMaxProgramLoads = 4;
 
 // False when the reply could not be queued: a peer that does not read its replies is
 // dropped rather than allowed to stall the one thread serving every client.
@@ -45,8 +47,61 @@ bool send_reply(int conn, const Status& status, uint64_t id) {
          static_cast<ssize_t>(sizeof(reply));
 }
 
+// The first error becomes the status; no exception leaves a descriptor-socket thread.
+template <typename F>
+Result<uint64_t> guarded(F&& call) {
+  try {
+    return call();
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("descriptor socket: the daemon ran out of memory for this request");
+  } catch (const std::exception& e) {
+    return internal_error(fmt::format("descriptor socket: unexpected failure: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, ServiceCore& core) {
+  ET_RETURN_IF_ERROR(claim_socket_path(path));
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return io_error(fmt::format("socket: {}", std::strerror(errno)));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    close(fd);
+    return invalid_argument(fmt::format("socket path {} is too long", path));
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 64) != 0) {
+    const int err = errno;
+    close(fd);
+    return io_error(fmt::format("cannot listen on {}: {}", path, std::strerror(err)));
+  }
+  return std::unique_ptr<FdChannel>(new FdChannel(fd, path, core));
+}
+
+FdChannel::FdChannel(int listen_fd, std::string path, ServiceCore& core)
+    : listen_fd_(listen_fd), path_(std::move(path)), core_(core) {
+  if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
+  thread_ = std::thread([this] { serve(); });
+}
+
+FdChannel::~FdChannel() {
+  if (wake_[1] >= 0) (void)write(wake_[1], "x", 1);
+  if (thread_.joinable()) thread_.join();
+  {
+    std::unique_lock<std::mutex> lock(loads_mu_);
+    loads_done_.wait(lock, [this] { return loads_running_ == 0; });
+  }
+  close(listen_fd_);
+  for (int fd : wake_) {
+    if (fd >= 0) close(fd);
+  }
+  unlink(path_.c_str());
+}
+
 // Reads one request and the descriptor with it; replies. False when the peer is gone.
-bool handle(int conn, ServiceCore& core) {
+bool FdChannel::handle(int conn) {
   FdRequest req{};
   iovec iov{&req, sizeof(req)};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
@@ -87,54 +142,41 @@ bool handle(int conn, ServiceCore& core) {
         fmt::format("descriptor socket: {} descriptors attached, send exactly one", fds.size())));
   }
   const std::string token(req.session, sizeof(req.session));
-  // Both calls take the descriptor whatever happens; no exception leaves this thread.
-  Result<uint64_t> id = internal_error("descriptor socket: unexpected failure");
-  try {
-    id = req.kind == kFdRegisterSegment ? core.register_segment(token, fds[0])
-                                        : core.load_program_fd(token, fds[0]);
-  } catch (const std::bad_alloc&) {
-    id = resource_exhausted("descriptor socket: the daemon ran out of memory for this request");
-  } catch (const std::exception& e) {
-    id = internal_error(fmt::format("descriptor socket: unexpected failure: {}", e.what()));
-  }
+  if (req.kind == kFdLoadProgram) return start_program_load(conn, token, fds[0]);
+  // Takes the descriptor whatever happens.
+  Result<uint64_t> id = guarded([&] { return core_.register_segment(token, fds[0]); });
   return send_reply(conn, id.status(), id.ok() ? *id : 0);
 }
 
-}  // namespace
-
-Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, ServiceCore& core) {
-  ET_RETURN_IF_ERROR(claim_socket_path(path));
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0) return io_error(fmt::format("socket: {}", std::strerror(errno)));
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) {
-    close(fd);
-    return invalid_argument(fmt::format("socket path {} is too long", path));
+bool FdChannel::start_program_load(int conn, const std::string& token, int fd) {
+  // Reading and verifying a program takes a while (up to --max-program-bytes); it runs
+  // on a thread of its own, answering on a duplicate of the connection, so segment
+  // registrations of every other client go on meanwhile.
+  const int reply_fd = fcntl(conn, F_DUPFD_CLOEXEC, 0);
+  {
+    std::lock_guard<std::mutex> lock(loads_mu_);
+    if (reply_fd < 0 || loads_running_ >= kMaxProgramLoads) {
+      close(fd);
+      if (reply_fd >= 0) close(reply_fd);
+      return send_reply(conn,
+                        resource_exhausted(fmt::format(
+                            "descriptor socket: {} programs are loading already; retry shortly",
+                            kMaxProgramLoads)),
+                        0);
+    }
+    ++loads_running_;
   }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 64) != 0) {
-    const int err = errno;
-    close(fd);
-    return io_error(fmt::format("cannot listen on {}: {}", path, std::strerror(err)));
-  }
-  return std::unique_ptr<FdChannel>(new FdChannel(fd, path, core));
-}
-
-FdChannel::FdChannel(int listen_fd, std::string path, ServiceCore& core)
-    : listen_fd_(listen_fd), path_(std::move(path)), core_(core) {
-  if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
-  thread_ = std::thread([this] { serve(); });
-}
-
-FdChannel::~FdChannel() {
-  if (wake_[1] >= 0) (void)write(wake_[1], "x", 1);
-  if (thread_.joinable()) thread_.join();
-  close(listen_fd_);
-  for (int fd : wake_) {
-    if (fd >= 0) close(fd);
-  }
-  unlink(path_.c_str());
+  std::thread([this, reply_fd, token, fd] {
+    Result<uint64_t> id = guarded([&] { return core_.load_program_fd(token, fd); });
+    (void)send_reply(reply_fd, id.status(), id.ok() ? *id : 0);
+    close(reply_fd);
+    {
+      std::lock_guard<std::mutex> lock(loads_mu_);
+      --loads_running_;
+    }
+    loads_done_.notify_all();
+  }).detach();
+  return true;
 }
 
 void FdChannel::serve() {
@@ -167,7 +209,7 @@ void FdChannel::serve() {
       }
     }
     for (size_t i = 2; i < fds.size();) {
-      if (fds[i].revents && !handle(fds[i].fd, core_)) {
+      if (fds[i].revents && !handle(fds[i].fd)) {
         close(fds[i].fd);
         fds.erase(fds.begin() + static_cast<long>(i));
       } else {

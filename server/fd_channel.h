@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -18,17 +20,25 @@ class FdChannel {
  public:
   // Binds `path` (replacing a stale socket file), and serves it on a thread.
   static Result<std::unique_ptr<FdChannel>> start(const std::string& path, ServiceCore& core);
-  ~FdChannel();  // stops serving and removes the socket file
+  // Stops serving, waits for program loads in flight, and removes the socket file.
+  ~FdChannel();
 
  private:
   FdChannel(int listen_fd, std::string path, ServiceCore& core);
   void serve();
+  // Reads one request and the descriptor with it; replies. False when the peer is gone
+  // or does not read its replies (it is then dropped).
+  bool handle(int conn);
+  bool start_program_load(int conn, const std::string& token, int fd);
 
   int listen_fd_;
   int wake_[2] = {-1, -1};  // a pipe that ends serve()
   std::string path_;
   ServiceCore& core_;
   std::thread thread_;
+  std::mutex loads_mu_;
+  std::condition_variable loads_done_;
+  size_t loads_running_ = 0;  // GUARDED_BY(loads_mu_)
 };
 
 }  // namespace et::server

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -54,6 +55,29 @@ std::string peer_key(const std::string& peer) {
   if (peer.rfind("ipv4:", 0) != 0 && peer.rfind("ipv6:", 0) != 0) return "";
   const size_t colon = peer.rfind(':');
   return colon == std::string::npos ? peer : peer.substr(0, colon);
+}
+
+// A file system whose reads may wait on a network or another process: a client could
+// hand over a file whose read never returns. Null for local file systems.
+const char* blocking_file_system(int fd) {
+  struct statfs fs {};
+  if (fstatfs(fd, &fs) != 0) return nullptr;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case 0x65735546UL:  // FUSE
+      return "a FUSE file system";
+    case 0x6969UL:  // NFS
+      return "NFS";
+    case 0xFF534D42UL:  // CIFS
+    case 0xFE534D42UL:  // SMB2
+    case 0x517BUL:      // SMB
+      return "an SMB/CIFS share";
+    case 0x01021997UL:  // 9P
+      return "a 9P file system";
+    case 0x00C36400UL:  // Ceph
+      return "CephFS";
+    default:
+      return nullptr;
+  }
 }
 
 Status shutting_down_error() {
@@ -214,6 +238,12 @@ Result<uint64_t> ServiceCore::load_program_fd(const std::string& token, int fd) 
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return invalid_argument("program file: the descriptor is not a regular file");
+  }
+  if (const char* kind = blocking_file_system(fd)) {
+    return invalid_argument(fmt::format(
+        "program file: it is on {}, whose reads can block the daemon indefinitely; copy it to "
+        "a local disk, or send its bytes (LoadProgram program_bytes or a segment)",
+        kind));
   }
   if (static_cast<uint64_t>(st.st_size) > limits_.max_program_bytes) {
     return resource_exhausted(fmt::format("program file: {} bytes is over the limit of {}",
