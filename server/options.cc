@@ -50,7 +50,9 @@ with tensors inline or in shared memory; see docs/protocol.md.
   --execution-deadline-ms N  longest one execute runs; checked between instructions
                            (default 60000)
   --max-sessions-per-peer N  sessions from one TCP host (default 64)
-  --max-programs N         programs one session may hold (default 64)
+  --max-programs N         programs one session may hold (default 1024)
+  --max-program-bytes-per-session N
+                           bytes of programs one session may hold (default 8 GiB)
   --max-methods N          methods one session may hold (default 256)
   --max-calls N            calls one session may have running or waiting (default 32)
   --shutdown-grace-ms N    on SIGTERM/SIGINT, how long running calls may finish (default 10000)
@@ -108,6 +110,8 @@ Result<Options> parse_options(int argc, char** argv) {
         o.limits.max_sessions_per_peer = n;
       } else if (flag == "--max-programs") {
         o.limits.max_programs_per_session = n;
+      } else if (flag == "--max-program-bytes-per-session") {
+        o.limits.max_program_bytes_per_session = n;
       } else if (flag == "--max-methods") {
         o.limits.max_methods_per_session = n;
       } else if (flag == "--max-calls") {

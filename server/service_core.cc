@@ -88,6 +88,31 @@ Status shutting_down_error() {
 
 const char* ServiceCore::version() { return kVersion; }
 
+class ServiceCore::CallCount {
+ public:
+  static Result<CallCount> start(const ServiceCore& core, Session& s) {
+    if (s.calls_running.fetch_add(1) >= core.limits_.max_calls_per_session) {
+      --s.calls_running;
+      return resource_exhausted(fmt::format(
+          "this session has {} calls running or waiting, its limit (--max-calls); wait for "
+          "one to finish",
+          core.limits_.max_calls_per_session));
+    }
+    return CallCount(s);
+  }
+  CallCount(CallCount&& other) noexcept : s_(std::exchange(other.s_, nullptr)) {}
+  CallCount(const CallCount&) = delete;
+  CallCount& operator=(const CallCount&) = delete;
+  CallCount& operator=(CallCount&&) = delete;
+  ~CallCount() {
+    if (s_) --s_->calls_running;
+  }
+
+ private:
+  explicit CallCount(Session& s) : s_(&s) {}
+  Session* s_;
+};
+
 ServiceCore::ServiceCore(ServiceLimits limits, std::string fd_socket_path)
     : limits_(limits), fd_socket_path_(std::move(fd_socket_path)) {
   if (limits_.max_concurrent_runs == 0)
@@ -224,9 +249,20 @@ Result<uint64_t> ServiceCore::attach_program(Session& s,
         "this session holds {} programs, its limit (--max-programs); unload one or raise it",
         s.programs.size()));
   }
+  ET_RETURN_IF_ERROR(program_bytes_fit(s, program->size_bytes));
+  s.program_bytes += program->size_bytes;
   const uint64_t id = s.next_id++;
   s.programs[id] = std::move(program);
   return id;
+}
+
+Status ServiceCore::program_bytes_fit(const Session& s, uint64_t more) const {
+  const uint64_t limit = limits_.max_program_bytes_per_session;
+  if (more <= limit && s.program_bytes <= limit - more) return Status();
+  return resource_exhausted(
+      fmt::format("this session holds {} bytes of programs; {} more would pass its limit of {} "
+                  "(--max-program-bytes-per-session); unload one or raise it",
+                  s.program_bytes, more, limit));
 }
 
 Result<uint64_t> ServiceCore::load_program_fd(const std::string& token, int fd) {
@@ -292,6 +328,7 @@ Status ServiceCore::fill_program_info(const RegisteredProgram& p, uint64_t id,
 
 Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProgramResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
   std::shared_ptr<const RegisteredProgram> program;
   bool existed = true;
   switch (req.source_case()) {
@@ -335,6 +372,11 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
         auto range = segment->range(req.segment().offset(), req.segment().length());
         if (!range.ok()) return range.status().with_context("segment");
         bytes = *range;
+      }
+      {
+        // Refused before the bytes are copied and verified, not after.
+        std::lock_guard<std::mutex> lock(s->mu);
+        ET_RETURN_IF_ERROR(program_bytes_fit(*s, bytes.size()));
       }
       if (bytes.size() > limits_.max_program_bytes) {
         return resource_exhausted(
@@ -399,6 +441,7 @@ Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
         ++m;
       }
     }
+    s->program_bytes -= it->second->size_bytes;
     s->programs.erase(it);
   }
   for (auto& slot : dropped) {
@@ -409,6 +452,7 @@ Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
 
 Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethodResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
   ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p,
                       program_for(*s, req.program_id()));
   const std::string name = req.method_name().empty() ? "forward" : req.method_name();
@@ -613,31 +657,6 @@ Status ServiceCore::collect_outputs(
   }
   return Status();
 }
-
-class ServiceCore::CallCount {
- public:
-  static Result<CallCount> start(const ServiceCore& core, Session& s) {
-    if (s.calls_running.fetch_add(1) >= core.limits_.max_calls_per_session) {
-      --s.calls_running;
-      return resource_exhausted(fmt::format(
-          "this session has {} calls running or waiting, its limit (--max-calls); wait for "
-          "one to finish",
-          core.limits_.max_calls_per_session));
-    }
-    return CallCount(s);
-  }
-  CallCount(CallCount&& other) noexcept : s_(std::exchange(other.s_, nullptr)) {}
-  CallCount(const CallCount&) = delete;
-  CallCount& operator=(const CallCount&) = delete;
-  CallCount& operator=(CallCount&&) = delete;
-  ~CallCount() {
-    if (s_) --s_->calls_running;
-  }
-
- private:
-  explicit CallCount(Session& s) : s_(&s) {}
-  Session* s_;
-};
 
 Status ServiceCore::set_inputs(const pb::SetInputsRequest& req) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));

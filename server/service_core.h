@@ -37,7 +37,8 @@ struct ServiceLimits {
   // Per client: sessions from one TCP host (the Unix socket admits one uid, whose
   // sessions max_sessions bounds), and what one session may hold or run at once.
   size_t max_sessions_per_peer = 64;
-  size_t max_programs_per_session = 64;
+  size_t max_programs_per_session = 1024;
+  uint64_t max_program_bytes_per_session = uint64_t{8} << 30;
   size_t max_methods_per_session = 256;
   size_t max_calls_per_session = 32;
 };
@@ -101,6 +102,8 @@ class ServiceCore {
   Status execute_locked(Session& s, MethodSlot& slot, uint64_t& micros);
   // Counts a call of `s` for its duration; ResourceExhausted at max_calls_per_session.
   class CallCount;
+  // Ok when `more` bytes of programs fit the session's limit. REQUIRES: s.mu held.
+  Status program_bytes_fit(const Session& s, uint64_t more) const;
   Status collect_outputs(const std::shared_ptr<Session>& s, MethodSlot& slot,
                          const google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements,
                          google::protobuf::RepeatedPtrField<pb::Value>& out);

@@ -56,8 +56,9 @@ struct Session {
   bool closed = false;   // GUARDED_BY(mu)
   uint64_t next_id = 1;  // GUARDED_BY(mu): ids of programs, methods and segments
   std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;  // GUARDED_BY(mu)
-  std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;                // GUARDED_BY(mu)
-  std::map<uint64_t, std::shared_ptr<Segment>> segments;                  // GUARDED_BY(mu)
+  uint64_t program_bytes = 0;  // GUARDED_BY(mu): the size of every program held
+  std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;  // GUARDED_BY(mu)
+  std::map<uint64_t, std::shared_ptr<Segment>> segments;    // GUARDED_BY(mu)
   // Bytes of this session's segments still mapped: registered ones, and dropped ones
   // that a bound input still holds. Counted by the segments themselves.
   std::shared_ptr<std::atomic<uint64_t>> mapped_bytes = std::make_shared<std::atomic<uint64_t>>(0);

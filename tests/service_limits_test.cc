@@ -212,6 +212,17 @@ TEST_F(ServiceLimitsTest, M5_ProgramsMethodsAndSessionsPerPeerAreCapped) {
   EXPECT_NE(second_method.status().message().find("--max-methods"), std::string::npos)
       << second_method.status().to_string();
 
+  // Bytes of programs per session, refused before the bytes are copied.
+  limits.max_programs_per_session = 8;
+  limits.max_program_bytes_per_session = 300;
+  start(limits);
+  ASSERT_TRUE(load_program(session_, identity_program()).ok());  // 264 bytes
+  auto over_bytes = load_program(session_, endless_program());   // 240 more
+  ASSERT_FALSE(over_bytes.ok());
+  EXPECT_NE(over_bytes.status().message().find("--max-program-bytes-per-session"),
+            std::string::npos)
+      << over_bytes.status().to_string();
+
   ASSERT_TRUE(core_->open_session("ipv4:10.1.2.3:40000").ok());
   auto same_host = core_->open_session("ipv4:10.1.2.3:40001");
   ASSERT_FALSE(same_host.ok());

@@ -107,8 +107,9 @@ etclient::Status add_input(etclient::Method& method, size_t index, const et::too
     dtype = DType::kBFloat16;
   }
   if (!shared) {
-    inputs.emplace_back(std::in_place_type<etclient::HostTensor>, a.data.data(), dtype, a.shape,
-                        std::vector<int64_t>{});
+    // Braces: clang 14 has no parenthesized aggregate initialization.
+    inputs.emplace_back(std::in_place_type<etclient::HostTensor>,
+                        etclient::HostTensor{a.data.data(), dtype, a.shape, {}});
     return etclient::Status();
   }
   auto buffer = method.empty_input(index);
