@@ -72,7 +72,9 @@ Result<Tensor*> KernelContext::output(size_t i) const {
 Result<Tensor*> KernelContext::view_output(size_t i) const {
   ET_RETURN_IF_ERROR(check_index(i));
   if (!args_[i]->is_tensor()) return wrong_kind(i, "an output tensor");
-  return &args_[i]->to_tensor();
+  Tensor* t = &args_[i]->to_tensor();
+  if (rebound_ != nullptr) rebound_->push_back(t);
+  return t;
 }
 
 Result<Value*> KernelContext::scalar_output(size_t i) const {

@@ -74,8 +74,11 @@ class TempArena {
 class KernelContext {
  public:
   // `op` names the operator in messages; `args` are the instruction's arguments.
-  KernelContext(std::string_view op, std::span<Value* const> args, TempArena* temp)
-      : op_(op), args_(args), temp_(temp) {}
+  // `rebound`, when given, collects every tensor view_output() hands out (its memory
+  // changes until the method undoes it).
+  KernelContext(std::string_view op, std::span<Value* const> args, TempArena* temp,
+                std::vector<Tensor*>* rebound = nullptr)
+      : op_(op), args_(args), temp_(temp), rebound_(rebound) {}
 
   std::string_view op() const { return op_; }
   size_t num_args() const { return args_.size(); }
@@ -127,6 +130,7 @@ class KernelContext {
   std::string_view op_;
   std::span<Value* const> args_;
   TempArena* temp_;
+  std::vector<Tensor*>* rebound_;
 };
 
 using KernelFn = Status (*)(KernelContext& ctx);

@@ -309,18 +309,17 @@ void Method::set_home(Tensor& tensor, void* data, size_t capacity) {
 }
 
 void Method::undo_execution_changes() {
-  if (!changed_by_execute_) return;
-  for (const auto& [index, value] : move_targets_) values_[static_cast<size_t>(index)] = value;
-  for (size_t k = 0; k < tensors_.size(); ++k) {
-    Tensor& t = tensors_[k];
-    const Home& home = homes_[k];
-    // set_data() leaves a tensor whose shape no longer fits its home with no memory.
-    if (t.mutable_data() != home.data || t.capacity() != home.capacity) {
-      t.set_data(home.data, home.capacity);
-    }
-    t.set_constant(home.constant);
+  if (moved_) {
+    for (const auto& [index, value] : move_targets_) values_[static_cast<size_t>(index)] = value;
+    moved_ = false;
   }
-  changed_by_execute_ = false;
+  for (Tensor* t : rebound_) {
+    const Home& home = homes_[static_cast<size_t>(t - tensors_.data())];
+    // set_data() leaves a tensor whose shape no longer fits its home with no memory.
+    t->set_data(home.data, home.capacity);
+    t->set_constant(home.constant);
+  }
+  rebound_.clear();
 }
 
 Status Method::build_steps(const KernelRegistry& kernels, const BackendRegistry& backends) {
@@ -525,7 +524,6 @@ Status Method::execute(const ExecuteLimits& limits) {
     }
   }
   undo_execution_changes();
-  changed_by_execute_ = true;
   uint64_t budget = kMaxStepsPerExecute;  // for all chains together
   for (size_t c = 0; c < chains_.size(); ++c) ET_RETURN_IF_ERROR(run_chain(c, limits, budget));
   has_outputs_ = true;
@@ -556,9 +554,14 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
     Status status;
     switch (step.kind) {
       case Step::Kind::kKernel: {
-        KernelContext ctx(op_names_[step.target], step.args, &temp_);
+        KernelContext ctx(op_names_[step.target], step.args, &temp_, &rebound_);
         status = guarded([&] { return step.fn(ctx); });
         temp_.reset();
+        if (rebound_.size() > 2 * tensors_.size() + 64) {
+          // A loop re-views the same tensors: keep the list as long as the method's.
+          std::sort(rebound_.begin(), rebound_.end());
+          rebound_.erase(std::unique(rebound_.begin(), rebound_.end()), rebound_.end());
+        }
         if (!status.ok()) {
           const std::string& op = op_names_[step.target];
           const bool named = status.message().rfind(op, 0) == 0;
@@ -569,7 +572,7 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
         break;
       }
       case Step::Kind::kDelegate: {
-        KernelContext ctx(meta_->backends[step.target], step.args, &temp_);
+        KernelContext ctx(meta_->backends[step.target], step.args, &temp_, &rebound_);
         status = guarded([&] { return delegates_[step.target]->execute(ctx); });
         temp_.reset();
         if (!status.ok()) {
@@ -580,6 +583,7 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
       }
       case Step::Kind::kMove:
         values_[static_cast<size_t>(step.b)] = values_[static_cast<size_t>(step.a)];
+        moved_ = true;
         break;
       case Step::Kind::kJumpFalse: {
         const Value& cond = values_[static_cast<size_t>(step.a)];
@@ -602,7 +606,10 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
       }
       case Step::Kind::kFree: {
         Value& v = values_[static_cast<size_t>(step.a)];
-        if (v.is_tensor()) v.to_tensor().set_data(nullptr, 0);
+        if (v.is_tensor()) {
+          v.to_tensor().set_data(nullptr, 0);
+          rebound_.push_back(&v.to_tensor());
+        }
         break;
       }
     }

@@ -141,7 +141,8 @@ class Method {
 
   std::vector<Home> homes_;                              // per tensors_ entry
   std::vector<std::pair<int32_t, Value>> move_targets_;  // value index, value at load
-  bool changed_by_execute_ = false;                      // the value table differs from its homes
+  std::vector<Tensor*> rebound_;  // tensors an execute pointed elsewhere (views, frees)
+  bool moved_ = false;            // an execute ran a move
 
   std::vector<int32_t> input_indices_;
   std::vector<int32_t> output_indices_;
