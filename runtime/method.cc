@@ -6,10 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <set>
 
+#include "runtime/exceptions.h"
 #include "runtime/program_verifier.h"
 #include "runtime/schema/program_generated.h"
 
@@ -71,22 +70,6 @@ std::string given_string(const InputValue& v) {
       return v.bool_value ? "True" : "False";
     default:
       return std::string(value_kind_name(v.kind));
-  }
-}
-
-// Kernels and backends report errors as values, but the libraries under them (the
-// standard library, XNNPACK's C++ helpers) may throw, mostly bad_alloc for sizes a
-// program chose. No exception leaves an instruction: it becomes the step's error.
-template <typename F>
-Status guarded(F&& run) {
-  try {
-    return run();
-  } catch (const std::bad_alloc&) {
-    return resource_exhausted("out of memory (the program asked for more than the daemon has)");
-  } catch (const std::exception& e) {
-    return internal_error(fmt::format("unexpected failure: {}", e.what()));
-  } catch (...) {
-    return internal_error("unexpected failure");
   }
 }
 
@@ -555,7 +538,7 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
     switch (step.kind) {
       case Step::Kind::kKernel: {
         KernelContext ctx(op_names_[step.target], step.args, &temp_, &rebound_);
-        status = guarded([&] { return step.fn(ctx); });
+        status = catch_exceptions("", [&] { return step.fn(ctx); });
         temp_.reset();
         if (rebound_.size() > 2 * tensors_.size() + 64) {
           // A loop re-views the same tensors: keep the list as long as the method's.
@@ -573,7 +556,7 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
       }
       case Step::Kind::kDelegate: {
         KernelContext ctx(meta_->backends[step.target], step.args, &temp_, &rebound_);
-        status = guarded([&] { return delegates_[step.target]->execute(ctx); });
+        status = catch_exceptions("", [&] { return delegates_[step.target]->execute(ctx); });
         temp_.reset();
         if (!status.ok()) {
           return status.with_context(fmt::format("method '{}', instruction {}:{} (delegate {})",

@@ -10,11 +10,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <vector>
 
 #include "proto/socket_trust.h"
+#include "runtime/exceptions.h"
 #include "server/unix_socket.h"
 
 namespace et::server {
@@ -45,18 +44,6 @@ bool send_reply(int conn, const Status& status, uint64_t id) {
   std::snprintf(reply.message, sizeof(reply.message), "%s", status.message().c_str());
   return send(conn, &reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT) ==
          static_cast<ssize_t>(sizeof(reply));
-}
-
-// The first error becomes the status; no exception leaves a descriptor-socket thread.
-template <typename F>
-Result<uint64_t> guarded(F&& call) {
-  try {
-    return call();
-  } catch (const std::bad_alloc&) {
-    return resource_exhausted("descriptor socket: the daemon ran out of memory for this request");
-  } catch (const std::exception& e) {
-    return internal_error(fmt::format("descriptor socket: unexpected failure: {}", e.what()));
-  }
 }
 
 }  // namespace
@@ -144,7 +131,8 @@ bool FdChannel::handle(int conn) {
   const std::string token(req.session, sizeof(req.session));
   if (req.kind == kFdLoadProgram) return start_program_load(conn, token, fds[0]);
   // Takes the descriptor whatever happens.
-  Result<uint64_t> id = guarded([&] { return core_.register_segment(token, fds[0]); });
+  Result<uint64_t> id = catch_exceptions("descriptor socket: ",
+                                         [&] { return core_.register_segment(token, fds[0]); });
   return send_reply(conn, id.status(), id.ok() ? *id : 0);
 }
 
@@ -167,7 +155,8 @@ bool FdChannel::start_program_load(int conn, const std::string& token, int fd) {
     ++loads_running_;
   }
   std::thread([this, reply_fd, token, fd] {
-    Result<uint64_t> id = guarded([&] { return core_.load_program_fd(token, fd); });
+    Result<uint64_t> id =
+        catch_exceptions("descriptor socket: ", [&] { return core_.load_program_fd(token, fd); });
     (void)send_reply(reply_fd, id.status(), id.ok() ? *id : 0);
     close(reply_fd);
     {

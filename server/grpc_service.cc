@@ -2,10 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <exception>
-#include <new>
-#include <string>
-
+#include "runtime/exceptions.h"
 #include "server/printable.h"
 
 namespace et::server {
@@ -119,13 +116,7 @@ bool GrpcService::wait_for_calls(std::chrono::milliseconds grace) {
                                  pb::Name##Response* resp) {                             \
     (void)ctx;                                                                           \
     CallCount counted(*this);                                                            \
-    try {                                                                                \
-      return to_grpc(Call);                                                              \
-    } catch (const std::bad_alloc&) {                                                    \
-      return to_grpc(resource_exhausted("the daemon ran out of memory for this call"));  \
-    } catch (const std::exception& e) {                                                  \
-      return to_grpc(internal_error(std::string("unexpected failure: ") + e.what()));    \
-    }                                                                                    \
+    return to_grpc(catch_exceptions("", [&]() -> Status { return Call; }));              \
   }
 
 ET_UNARY(LoadProgram, core_.load_program(*req, *resp))

@@ -8,11 +8,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <exception>
 #include <fstream>
-#include <new>
 #include <utility>
 
+#include "runtime/exceptions.h"
 #include "runtime/thread_pool.h"
 #include "server/printable.h"
 
@@ -594,13 +593,7 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
       core.run_cv_.notify_one();
     }
   } worker_hold{*this};
-  try {
-    return fn();
-  } catch (const std::bad_alloc&) {
-    return resource_exhausted("the daemon ran out of memory serving this call");
-  } catch (const std::exception& e) {
-    return internal_error(fmt::format("unexpected failure: {}", e.what()));
-  }
+  return catch_exceptions("", fn);
 }
 
 Status ServiceCore::bind_inputs(const std::shared_ptr<Session>& owner, MethodSlot& slot,
