@@ -1,5 +1,9 @@
 #include "tests/support/exercise.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <memory>
 #include <vector>
 
 #include "runtime/method.h"
@@ -25,17 +29,49 @@ uint64_t hash_of(std::span<const uint8_t> bytes) {
   return h;
 }
 
-// Round 0 binds every tensor input at its declared (upper-bound) shape; later rounds at
-// shapes within the bounds chosen by `seed`, some read-only. Each input lives in a
-// buffer of exactly its bytes, so a kernel that writes past them is an ASan report.
-Status bind_round(Method& m, int round, uint64_t seed, std::vector<std::vector<uint8_t>>& storage,
-                  std::vector<std::vector<int64_t>>& shapes) {
+// Bytes whose last one ends a mapping followed by an inaccessible page, as an input at
+// the end of a client's shared-memory segment: touching past them faults.
+class PageEndBuffer {
+ public:
+  explicit PageEndBuffer(size_t nbytes) {
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    span_ = (nbytes + page - 1) / page * page + page;
+    void* base = mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return;
+    base_ = static_cast<uint8_t*>(base);
+    mprotect(base_ + span_ - page, page, PROT_NONE);
+    data_ = base_ + span_ - page - nbytes;
+  }
+  ~PageEndBuffer() {
+    if (base_ != nullptr) munmap(base_, span_);
+  }
+  PageEndBuffer(const PageEndBuffer&) = delete;
+  PageEndBuffer& operator=(const PageEndBuffer&) = delete;
+  uint8_t* data() const { return data_; }  // nullptr when it could not be mapped
+
+ private:
+  uint8_t* base_ = nullptr;
+  uint8_t* data_ = nullptr;
+  size_t span_ = 0;
+};
+
+struct InputStorage {
+  std::vector<std::vector<uint8_t>> heap;
+  std::vector<std::unique_ptr<PageEndBuffer>> mapped;
+  std::vector<std::vector<int64_t>> shapes;
+};
+
+// Round 0 binds every tensor input at its declared (upper-bound) shape, each in a heap
+// buffer of exactly its bytes (writing past them is an ASan report); later rounds at
+// shapes within the bounds chosen by `seed`, some read-only, each ending a mapping as
+// if at the end of a segment (writing past faults).
+Status bind_round(Method& m, int round, uint64_t seed, InputStorage& storage) {
   std::vector<InputValue> inputs;
   for (size_t i = 0; i < m.meta().inputs.size(); ++i) {
     const ValueMeta& in = m.meta().inputs[i];
     if (in.kind == ValueKind::kTensor) {
       if (in.tensor->nbytes > kMaxExerciseBytes) return invalid_argument("input too large");
-      auto& shape = shapes.emplace_back(in.tensor->sizes.begin(), in.tensor->sizes.end());
+      auto& shape = storage.shapes.emplace_back(in.tensor->sizes.begin(), in.tensor->sizes.end());
       size_t nbytes = element_size(in.tensor->dtype);
       for (size_t d = 0; d < shape.size(); ++d) {
         if (round > 0 && in.tensor->is_dynamic) {
@@ -44,10 +80,12 @@ Status bind_round(Method& m, int round, uint64_t seed, std::vector<std::vector<u
         }
         nbytes *= static_cast<size_t>(shape[d]);
       }
-      auto& bytes = storage.emplace_back(nbytes);
+      uint8_t* data = nullptr;
+      if (round > 0) data = storage.mapped.emplace_back(new PageEndBuffer(nbytes))->data();
+      if (data == nullptr) data = storage.heap.emplace_back(nbytes).data();
       TensorView view;
-      view.data = bytes.data();
-      view.nbytes = bytes.size();
+      view.data = data;
+      view.nbytes = nbytes;
       view.dtype = in.tensor->dtype;
       view.sizes = shape;
       view.writable = round == 0 || ((seed >> i) & 1) == 0;
@@ -88,22 +126,23 @@ Outcome run_method(const std::shared_ptr<const Program>& program, const std::str
   Method& m = **method;
   // Inputs stay bound to their buffers until the next binding: nothing is freed here
   // before the method is.
-  std::vector<std::vector<uint8_t>> storage;
-  std::vector<std::vector<int64_t>> shapes;
-  storage.reserve(4 * (m.num_inputs() + m.num_outputs()));
-  shapes.reserve(4 * m.num_inputs());
+  InputStorage storage;
+  std::vector<std::vector<uint8_t>> outputs;
+  outputs.reserve(m.num_outputs());
+  storage.heap.reserve(4 * m.num_inputs());
+  storage.shapes.reserve(4 * m.num_inputs());
   for (size_t i = 0; i < m.num_outputs(); ++i) {
     const ValueMeta& out = m.meta().outputs[i];
     if (out.tensor && !out.tensor->is_memory_planned && !m.output_is_input(i)) {
       if (out.tensor->nbytes > kMaxExerciseBytes) return outcome;
-      auto& bytes = storage.emplace_back(out.tensor->nbytes);
+      auto& bytes = outputs.emplace_back(out.tensor->nbytes);
       (void)m.set_output_buffer(i, bytes.data(), bytes.size()).ok();
     }
   }
   // Execute twice per binding, and bind twice: what one execute leaves behind (views,
   // frees, moves) must not reach the next, nor memory the next binding replaced.
   for (int round = 0; round < 2; ++round) {
-    if (!bind_round(m, round, seed, storage, shapes).ok()) continue;
+    if (!bind_round(m, round, seed, storage).ok()) continue;
     for (int run = 0; run < 2; ++run) {
       (void)m.execute().ok();
       outcome.executed = true;

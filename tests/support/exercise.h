@@ -1,6 +1,7 @@
 // Drives a program as far as it will go: load it, load every method, give unplanned
 // outputs memory, bind inputs (zeros; scalars at their traced values) at the declared
-// shapes and then at smaller dynamic shapes chosen from the bytes, execute twice per
+// shapes in exact heap buffers and then at smaller dynamic shapes chosen from the bytes,
+// each ending a mapping as an input at the end of a segment does, execute twice per
 // binding, and read every output through the daemon's encoding. Used on corrupted and
 // fuzzed bytes, where the only requirement is that every step either succeeds or
 // returns an error: no crash, no sanitizer report.
