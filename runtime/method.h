@@ -42,7 +42,7 @@
 namespace et {
 
 // Bounds on one execute(), checked between instructions (a kernel already running
-// finishes first).
+// finishes first; the deadline every 16 instructions).
 struct ExecuteLimits {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* cancelled = nullptr;  // stops the execute once set
