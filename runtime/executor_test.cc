@@ -131,26 +131,24 @@ Status big_scratch(KernelContext& ctx) {
   return Status();
 }
 
-TEST(Executor, AnExceptionUnderAKernelBecomesItsError) {
+// Executes a program of one call to `fn`, registered as `op`.
+Status execute_one(const char* op, KernelFn fn) {
   ProgramBuilder b;
-  b.kernel_call(b.add_operator("test::throws"), {});
+  b.kernel_call(b.add_operator(op), {});
   KernelRegistry k;
-  ASSERT_TRUE(k.add("test::throws", throws).ok());
+  EXPECT_TRUE(k.add(op, fn).ok());
   auto m = load(b, k);
-  ASSERT_NE(m, nullptr);
-  Status s = m->execute();
+  return m ? m->execute() : internal_error("not loaded");
+}
+
+TEST(Executor, AnExceptionUnderAKernelBecomesItsError) {
+  Status s = execute_one("test::throws", throws);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
   EXPECT_NE(s.message().find("out of memory"), std::string::npos) << s.message();
 }
 
 TEST(Executor, ScratchSizesAreOverflowChecked) {
-  ProgramBuilder b;
-  b.kernel_call(b.add_operator("test::big_scratch"), {});
-  KernelRegistry k;
-  ASSERT_TRUE(k.add("test::big_scratch", big_scratch).ok());
-  auto m = load(b, k);
-  ASSERT_NE(m, nullptr);
-  Status s = m->execute();
+  Status s = execute_one("test::big_scratch", big_scratch);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
   EXPECT_NE(s.message().find("overflows 64 bits"), std::string::npos) << s.message();
 }
