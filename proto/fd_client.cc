@@ -15,8 +15,9 @@
 namespace etserver {
 
 FdExchange send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
-                           uint16_t kind) {
+                           uint16_t kind, int* keep_connection) {
   FdExchange out;
+  if (keep_connection) *keep_connection = -1;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (fd_socket.size() >= sizeof(addr.sun_path)) {
@@ -66,7 +67,11 @@ FdExchange send_descriptor(const std::string& fd_socket, const std::string& sess
   const bool sent = sendmsg(sock, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(req));
   const bool got =
       sent && recv(sock, &reply, sizeof(reply), 0) == static_cast<ssize_t>(sizeof(reply));
-  close(sock);
+  if (got && keep_connection) {
+    *keep_connection = sock;
+  } else {
+    close(sock);
+  }
   if (!got) {
     out.message = "the daemon's descriptor socket did not answer";
     return out;

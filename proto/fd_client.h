@@ -16,7 +16,9 @@ struct FdExchange {
 
 // Connects to `fd_socket`, sends a request of `kind` for `session` with `fd` attached
 // (none when fd < 0), and returns the reply. Thread-safe (one connection per call).
+// With `keep_connection`, a connection that delivered its reply is left open and
+// returned there (the caller closes it; a fast-path channel's link), else -1.
 FdExchange send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
-                           uint16_t kind);
+                           uint16_t kind, int* keep_connection = nullptr);
 
 }  // namespace etserver

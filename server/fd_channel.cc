@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "proto/fast_path.h"
 #include "proto/socket_trust.h"
 #include "runtime/exceptions.h"
 #include "server/unix_socket.h"
@@ -87,8 +88,34 @@ FdChannel::~FdChannel() {
   unlink(path_.c_str());
 }
 
+bool FdChannel::open_fast_channel(int conn, const std::string& token, int memfd) {
+  // The channel keeps a duplicate of the connection: shutting it down tells the client
+  // the channel ended; the client closing it (or dying) ends the channel (handle()).
+  const int link = fcntl(conn, F_DUPFD_CLOEXEC, 0);
+  if (link < 0) {
+    close(memfd);
+    return send_reply(conn, resource_exhausted("descriptor socket: out of descriptors"), 0);
+  }
+  std::weak_ptr<FastChannel> channel;
+  Status opened = catch_exceptions(
+      "descriptor socket: ", [&] { return core_.open_fast_channel(token, memfd, link, channel); });
+  const auto deadline = static_cast<uint64_t>(core_.call_deadline().count());
+  if (!send_reply(conn, opened, opened.ok() ? deadline : 0)) {
+    if (auto c = channel.lock()) c->stop();
+    return false;
+  }
+  if (opened.ok()) links_[conn] = std::move(channel);
+  return true;
+}
+
 // Reads one request and the descriptor with it; replies. False when the peer is gone.
 bool FdChannel::handle(int conn) {
+  if (auto link = links_.find(conn); link != links_.end()) {
+    // A channel's link carries nothing after its opening: any event ends the channel.
+    if (auto channel = link->second.lock()) channel->stop();
+    links_.erase(link);
+    return false;
+  }
   FdRequest req{};
   iovec iov{&req, sizeof(req)};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
@@ -120,7 +147,8 @@ bool FdChannel::handle(int conn) {
   if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
     return refuse(invalid_argument("descriptor socket: truncated request or too many descriptors"));
   }
-  if (req.version != kFdVersion || (req.kind != kFdRegisterSegment && req.kind != kFdLoadProgram)) {
+  if (req.version != kFdVersion || (req.kind != kFdRegisterSegment && req.kind != kFdLoadProgram &&
+                                    req.kind != etserver::kFdOpenFastPath)) {
     return refuse(not_supported(
         fmt::format("descriptor socket: version {} kind {} unknown", req.version, req.kind)));
   }
@@ -130,6 +158,7 @@ bool FdChannel::handle(int conn) {
   }
   const std::string token(req.session, sizeof(req.session));
   if (req.kind == kFdLoadProgram) return start_program_load(conn, token, fds[0]);
+  if (req.kind == etserver::kFdOpenFastPath) return open_fast_channel(conn, token, fds[0]);
   // Takes the descriptor whatever happens.
   Result<uint64_t> id = catch_exceptions("descriptor socket: ",
                                          [&] { return core_.register_segment(token, fds[0]); });
@@ -172,7 +201,7 @@ void FdChannel::serve() {
   std::vector<pollfd> fds = {{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
   bool resting = false;  // the listener is left out of poll() after EMFILE
   for (;;) {
-    fds[1].fd = resting || fds.size() - 2 >= kMaxConnections ? -1 : listen_fd_;
+    fds[1].fd = resting || fds.size() - 2 - links_.size() >= kMaxConnections ? -1 : listen_fd_;
     if (poll(fds.data(), fds.size(), resting ? kAcceptBackoffMs : -1) < 0) {
       if (errno == EINTR) continue;
       spdlog::error("descriptor socket: poll: {}", std::strerror(errno));
@@ -207,6 +236,7 @@ void FdChannel::serve() {
     }
   }
   for (size_t i = 2; i < fds.size(); ++i) close(fds[i].fd);
+  links_.clear();
 }
 
 }  // namespace et::server

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,12 +31,15 @@ class FdChannel {
   // or does not read its replies (it is then dropped).
   bool handle(int conn);
   bool start_program_load(int conn, const std::string& token, int fd);
+  bool open_fast_channel(int conn, const std::string& token, int memfd);
 
   int listen_fd_;
   int wake_[2] = {-1, -1};  // a pipe that ends serve()
   std::string path_;
   ServiceCore& core_;
   std::thread thread_;
+  // Connections that are fast-path channels' links, and their channels (serve() only).
+  std::map<int, std::weak_ptr<FastChannel>> links_;
   std::mutex loads_mu_;
   std::condition_variable loads_done_;
   size_t loads_running_ = 0;  // GUARDED_BY(loads_mu_)

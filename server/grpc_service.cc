@@ -74,6 +74,7 @@ grpc::Status GrpcService::OpenSession(
   welcome.set_session_number(session->number);
   welcome.set_fd_socket(core_.fd_socket_path());
   welcome.set_server_version(core_.version());
+  if (core_.offers_fast_path()) welcome.set_fast_path_version(etserver::kFastPathVersion);
   if (stream->Write(welcome)) {
     // The session lives while the client holds the stream; Read() returns false when
     // it closes it, disconnects, dies, or the daemon shuts down.

@@ -3,6 +3,7 @@
 #include <grpcpp/resource_quota.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -21,6 +22,12 @@ namespace {
 int run(const et::server::Options& o) {
   using namespace et::server;
   if (o.threads > 0) et::ThreadPool::global().set_threads(o.threads);
+  // Every fast-path channel holds its link's descriptor: take the hard limit, not the
+  // soft one (often 1024).
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &files);
+  }
   ServiceCore core(o.limits, o.socket + ".fd");
   if (!o.models_dir.empty()) {
     std::error_code ec;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "server/unix_socket.h"
@@ -55,6 +56,17 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            bytes of programs one session may hold (default 8 GiB)
   --max-methods N          methods one session may hold (default 256)
   --max-calls N            calls one session may have running or waiting (default 32)
+  --no-fast-path           serve every call over gRPC only (as daemons before the fast
+                           path did; clients then use gRPC)
+  --max-fast-channels N    fast-path channels open at once, each served by a thread
+                           (default 512; past it, clients use gRPC)
+  --max-fast-channels-per-session N
+                           fast-path channels one session may open (default 64)
+  --fast-path-spin-us N    how long a fast-path channel polls for the next request
+                           before it sleeps (default 50; 0: sleep at once)
+  --fast-path-wake-ahead-us N
+                           for a caller at a steady rate, wake this long before its next
+                           call is due and poll until as long after (default 150; 0: never)
   --shutdown-grace-ms N    on SIGTERM/SIGINT, how long running calls may finish (default 10000)
   --version                print the version
   --help                   print this help
@@ -72,6 +84,10 @@ Result<Options> parse_options(int argc, char** argv) {
     }
     if (flag == "--version") {
       o.version = true;
+      continue;
+    }
+    if (flag == "--no-fast-path") {
+      o.limits.fast_path = false;
       continue;
     }
     if (i + 1 >= argc) return invalid_argument(fmt::format("{} needs a value (see --help)", flag));
@@ -116,6 +132,16 @@ Result<Options> parse_options(int argc, char** argv) {
         o.limits.max_methods_per_session = n;
       } else if (flag == "--max-calls") {
         o.limits.max_calls_per_session = n;
+      } else if (flag == "--max-fast-channels") {
+        o.limits.max_fast_channels = n;
+      } else if (flag == "--max-fast-channels-per-session") {
+        o.limits.max_fast_channels_per_session = n;
+      } else if (flag == "--fast-path-spin-us") {
+        o.limits.fast_path_timing.spin =
+            std::chrono::microseconds(std::min<uint64_t>(n, 1'000'000));
+      } else if (flag == "--fast-path-wake-ahead-us") {
+        o.limits.fast_path_timing.wake_ahead =
+            std::chrono::microseconds(std::min<uint64_t>(n, 10'000));
       } else if (flag == "--shutdown-grace-ms") {
         o.shutdown_grace_ms = static_cast<int>(n);
       } else {

@@ -165,6 +165,7 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;
   std::map<uint64_t, std::shared_ptr<Segment>> segments;
   std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;
+  std::vector<std::shared_ptr<FastChannel>> channels;
   s->cancelled = true;  // running executes stop at their next instruction
   {
     std::lock_guard<std::mutex> lock(s->mu);
@@ -173,7 +174,10 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
     methods.swap(s->methods);
     segments.swap(s->segments);
     programs.swap(s->programs);
+    channels.swap(s->channels);
   }
+  // Channels take no new request; one being answered finishes below with its method.
+  for (auto& channel : channels) channel->stop();
   // Wait for running calls of the session's methods, then free them.
   for (auto& entry : methods) {
     MethodSlot& slot = *entry.second;
@@ -182,8 +186,12 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
       slot.inputs.clear();
     });
   }
-  spdlog::info("session {} closed: released {} method(s), {} segment(s), {} program(s)", s->number,
-               methods.size(), segments.size(), programs.size());
+  for (auto& channel : channels) channel->join();
+  fast_channels_ -= channels.size();
+  spdlog::info(
+      "session {} closed: released {} method(s), {} segment(s), {} program(s), {} fast-path "
+      "channel(s)",
+      s->number, methods.size(), segments.size(), programs.size(), channels.size());
 }
 
 Result<std::shared_ptr<Session>> ServiceCore::find_session(const std::string& token) const {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "et_serverd.pb.h"
+#include "server/fast_channel.h"
 #include "server/program_registry.h"
 #include "server/session.h"
 
@@ -41,6 +42,11 @@ struct ServiceLimits {
   uint64_t max_program_bytes_per_session = uint64_t{8} << 30;
   size_t max_methods_per_session = 256;
   size_t max_calls_per_session = 32;
+  // Fast-path channels (docs/fast_path.md): each is served by a thread of its own.
+  size_t max_fast_channels = 512;
+  size_t max_fast_channels_per_session = 64;
+  FastChannelTiming fast_path_timing;
+  bool fast_path = true;  // false: channels are refused and sessions offer none
 };
 
 class ServiceCore {
@@ -50,6 +56,8 @@ class ServiceCore {
 
   ProgramRegistry& registry() { return registry_; }
   const std::string& fd_socket_path() const { return fd_socket_path_; }
+  // Whether sessions are offered the fast path (docs/fast_path.md).
+  bool offers_fast_path() const { return limits_.fast_path && !fd_socket_path_.empty(); }
   static const char* version();
 
   // Sessions. open_session fails with ResourceExhausted at max_sessions.
@@ -65,6 +73,18 @@ class ServiceCore {
   // so the daemon reads only what the caller could read. Returns the session's program
   // id. Takes ownership of `fd`.
   Result<uint64_t> load_program_fd(const std::string& token, int fd);
+  // Opens a fast-path channel for the session over `memfd` (docs/fast_path.md), served
+  // until the session ends or `link` (the client's connection, owned from now on) is
+  // shut down; `channel` receives it (for the caller to stop it when the link closes).
+  // Takes ownership of both descriptors in every case. ResourceExhausted at
+  // max_fast_channels (per session or in all).
+  Status open_fast_channel(const std::string& token, int memfd, int link,
+                           std::weak_ptr<FastChannel>& channel);
+  // The longest a call may take before the daemon answers it (request deadline plus
+  // execution deadline): clients bound their waits with it.
+  std::chrono::milliseconds call_deadline() const {
+    return limits_.request_deadline + limits_.execution_deadline;
+  }
 
   // Stops accepting new calls (Unavailable) and new sessions; running calls finish.
   void begin_shutdown() { shutting_down_ = true; }
@@ -84,6 +104,11 @@ class ServiceCore {
   Status drop_segment(const pb::DropSegmentRequest& req);
   // `peer` as gRPC names it: remote peers get the version and uptime only.
   Status server_status(const std::string& peer, pb::ServerStatusResponse& resp) const;
+
+  // Answers one fast-path request for the session `token` (what a channel's thread
+  // runs): the same calls, checks and errors as over gRPC.
+  uint32_t fast_call(const std::string& token, etserver::FastCall kind,
+                     std::span<const uint8_t> request, std::string& reply);
 
  private:
   Result<std::shared_ptr<Session>> session_for(const std::string& token) const;
@@ -117,6 +142,9 @@ class ServiceCore {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;  // GUARDED_BY(mu_), by token
   uint64_t next_session_ = 1;                                 // GUARDED_BY(mu_)
+
+  // Live fast-path channels of all sessions (their threads).
+  std::atomic<size_t> fast_channels_{0};
 
   // Workers: at most limits_.max_concurrent_runs executions at once.
   std::mutex run_mu_;

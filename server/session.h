@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/method.h"
+#include "server/fast_channel.h"
 #include "server/program_registry.h"
 #include "server/segment.h"
 #include "server/tensor_codec.h"
@@ -59,6 +60,7 @@ struct Session {
   uint64_t program_bytes = 0;  // GUARDED_BY(mu): the size of every program held
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;  // GUARDED_BY(mu)
   std::map<uint64_t, std::shared_ptr<Segment>> segments;    // GUARDED_BY(mu)
+  std::vector<std::shared_ptr<FastChannel>> channels;       // GUARDED_BY(mu)
   // Bytes of this session's segments still mapped: registered ones, and dropped ones
   // that a bound input still holds. Counted by the segments themselves.
   std::shared_ptr<std::atomic<uint64_t>> mapped_bytes = std::make_shared<std::atomic<uint64_t>>(0);

@@ -144,6 +144,42 @@ TestClient::TestClient(const std::string& socket, const std::string& tcp_address
     session_ = welcome.session();
     fd_socket_ = welcome.fd_socket();
   }
+  const char* transport = std::getenv("ETSERVER_TRANSPORT");
+  fast_path_ = tcp_address.empty() && welcome.fast_path_version() != 0 &&
+               !(transport && std::string(transport) == "grpc");
+}
+
+FastTestChannel* TestClient::fast_channel() {
+  if (!fast_path_) return nullptr;
+  if (!fast_) {
+    std::string error;
+    fast_ = FastTestChannel::open(fd_socket_, session_, &error);
+    if (!fast_) throw std::runtime_error("fast path: cannot open a channel: " + error);
+  }
+  return fast_.get();
+}
+
+template <typename Req, typename Resp, typename Rpc>
+grpc::Status TestClient::call(etserver::FastCall kind, const Req& req, Resp* resp, Rpc rpc) {
+  // As libetclient does: a request too large for the channel goes over gRPC.
+  FastTestChannel* fast = fast_channel();
+  if (fast && fast->fits(req.ByteSizeLong())) return fast->call(kind, req, *resp);
+  grpc::ClientContext ctx;
+  return (stub_.get()->*rpc)(&ctx, req, resp);
+}
+
+grpc::Status TestClient::run(const pb::RunRequest& req, pb::RunResponse* resp) {
+  return call(etserver::FastCall::kRun, req, resp, &pb::EtServer::Stub::Run);
+}
+grpc::Status TestClient::set_inputs(const pb::SetInputsRequest& req, pb::SetInputsResponse* resp) {
+  return call(etserver::FastCall::kSetInputs, req, resp, &pb::EtServer::Stub::SetInputs);
+}
+grpc::Status TestClient::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse* resp) {
+  return call(etserver::FastCall::kExecute, req, resp, &pb::EtServer::Stub::Execute);
+}
+grpc::Status TestClient::get_outputs(const pb::GetOutputsRequest& req,
+                                     pb::GetOutputsResponse* resp) {
+  return call(etserver::FastCall::kGetOutputs, req, resp, &pb::EtServer::Stub::GetOutputs);
 }
 
 TestClient::~TestClient() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "et_serverd.grpc.pb.h"
+#include "tests/support/fast_test_channel.h"
 
 namespace et::testing {
 
@@ -76,7 +77,23 @@ class TestClient {
 
   void close_session();
 
+  // A method's calls, over a fast-path channel (opened on first use) unless
+  // $ETSERVER_TRANSPORT is "grpc" or the connection is TCP; either way the daemon's
+  // answer as gRPC gives it. Tests use these so that they run on both transports.
+  grpc::Status run(const pb::RunRequest& req, pb::RunResponse* resp);
+  grpc::Status set_inputs(const pb::SetInputsRequest& req, pb::SetInputsResponse* resp);
+  grpc::Status execute(const pb::ExecuteRequest& req, pb::ExecuteResponse* resp);
+  grpc::Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse* resp);
+  bool uses_fast_path() const { return fast_path_; }
+  // The channel those calls use (opening it if needed), or null with gRPC.
+  FastTestChannel* fast_channel();
+
  private:
+  template <typename Req, typename Resp, typename Rpc>
+  grpc::Status call(etserver::FastCall kind, const Req& req, Resp* resp, Rpc rpc);
+
+  bool fast_path_ = false;
+  std::unique_ptr<FastTestChannel> fast_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::EtServer::Stub> stub_;
   grpc::ClientContext session_ctx_;

@@ -213,8 +213,7 @@ int main(int argc, char** argv) {
   pb::RunResponse resp;
   for (int c = 0; c < calls; ++c) {
     resp.Clear();
-    grpc::ClientContext ctx;
-    grpc::Status s = client.stub().Run(&ctx, run, &resp);
+    grpc::Status s = client.run(run, &resp);
     if (!s.ok()) return fail("Run", s);
   }
   for (int i = 0; i < resp.outputs_size(); ++i) {

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "connection.h"
+#include "fast_path.h"
 #include "proto/sha256.h"
 #include "wire.h"
 
@@ -240,13 +241,56 @@ Result<std::unique_ptr<Method>> Program::load_method(const std::string& name) {
 
 // --- Method ---------------------------------------------------------------------
 
+// Reused by every call of a Method (protobuf keeps a cleared message's memory), and
+// the transport they take.
+struct MethodCalls {
+  std::unique_ptr<FastPath> fast;  // null: over gRPC
+  pb::RunRequest run_request;
+  pb::RunResponse run_response;
+  pb::SetInputsRequest set_request;
+  pb::SetInputsResponse set_response;
+  pb::ExecuteRequest execute_request;
+  pb::ExecuteResponse execute_response;
+  pb::GetOutputsRequest outputs_request;
+  pb::GetOutputsResponse outputs_response;
+  std::vector<std::shared_ptr<void>> held;  // the next call's bound inputs' slots
+
+  // Sends `req` over the fast path when there is one and it fits, else with `rpc`.
+  template <typename Req, typename Resp, typename Rpc>
+  Status send(etserver::FastCall kind, const Req& req, Resp& resp, Rpc&& rpc) {
+    if (fast && !fast->broken() && fast->fits(req.ByteSizeLong())) {
+      return fast->call(kind, req, resp);
+    }
+    grpc::ClientContext ctx;
+    return from_grpc(rpc(&ctx, req, &resp));
+  }
+};
+
 Method::Method(std::shared_ptr<Program> program, uint64_t handle, uint64_t generation,
                MethodMeta meta)
     : program_(std::move(program)),
       client_(program_->client_),
       handle_(handle),
       generation_(generation),
-      meta_(std::move(meta)) {}
+      meta_(std::move(meta)),
+      calls_(std::make_unique<MethodCalls>()) {
+  open_fast_path(*client_->session());
+}
+
+void Method::open_fast_path(const Session& session) {
+  calls_->fast.reset();
+  if (!client_->wants_fast_path() || session.fast_path_version != etserver::kFastPathVersion ||
+      session.generation != generation_) {
+    return;
+  }
+  // Refused (a limit) or not answered: this method's calls go over gRPC.
+  auto opened = FastPath::open(session.fd_socket, session.token, client_->spin());
+  if (opened.ok()) calls_->fast = std::move(opened).value();
+}
+
+const char* Method::transport() const {
+  return calls_->fast && !calls_->fast->broken() ? "fast" : "grpc";
+}
 
 Method::~Method() {
   auto session = client_->session();
@@ -261,13 +305,17 @@ Method::~Method() {
 
 Status Method::current_session(std::shared_ptr<const Session>& session) {
   session = client_->session();
-  if (generation_ == session->generation) return Status();
+  if (generation_ == session->generation) {
+    if (calls_->fast && calls_->fast->broken()) open_fast_path(*session);
+    return Status();
+  }
   // The daemon restarted since this method was made: make it again in the new one.
   auto made = program_->instantiate(*session, meta_.name);
   if (!made.ok()) return made.status();
   handle_ = made->first;
   generation_ = session->generation;
   held_inputs_.clear();
+  open_fast_path(*session);
   return Status(StatusCode::kAborted,
                 "et-serverd restarted: method '" + meta_.name +
                     "' was re-created in the new daemon and its state (mutable buffers, inputs "
@@ -285,56 +333,99 @@ Status Method::call(Rpc&& rpc) {
   return current_session(session);  // re-creates the method: kAborted, or why it could not
 }
 
-Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inputs) {
-  std::vector<SharedTensor> results;
-  Status s = call([&](const Session& session) -> Status {
-    pb::RunRequest req;
+Status Method::run(const std::vector<Input>& inputs, std::vector<SharedTensor>* into,
+                   std::vector<SharedTensor>& results) {
+  return call([&](const Session& session) -> Status {
+    MethodCalls& c = *calls_;
+    pb::RunRequest& req = c.run_request;
+    req.Clear();
     req.set_session(session.token);
     req.set_method_handle(handle_);
-    std::vector<std::shared_ptr<void>> held;
+    c.held.clear();
     Status encoded =
-        Wire::encode_inputs(client_->arena(), meta_, inputs, *req.mutable_inputs(), held);
+        Wire::encode_inputs(client_->arena(), meta_, inputs, *req.mutable_inputs(), c.held);
     if (!encoded.ok()) return encoded;
-    auto outs = Wire::place_outputs(client_->arena(), meta_, *req.mutable_placements());
-    if (!outs.ok()) return outs.status();
-    pb::RunResponse resp;
-    grpc::ClientContext ctx;
-    if (grpc::Status g = client_->stub().Run(&ctx, req, &resp); !g.ok()) return from_grpc(g);
-    held_inputs_ = std::move(held);  // an unplanned input stays bound to its slot
-    auto decoded = Wire::decode_outputs(client_->arena(), resp.outputs(), *outs);
+    OutputSlots outs;
+    if (into) {
+      Status placed = Wire::place_into(client_->arena(), meta_, *into, *req.mutable_placements());
+      if (!placed.ok()) return placed;
+    } else {
+      auto placed = Wire::place_outputs(client_->arena(), meta_, *req.mutable_placements());
+      if (!placed.ok()) return placed.status();
+      outs = std::move(placed).value();
+    }
+    pb::RunResponse& resp = c.run_response;
+    resp.Clear();
+    Status sent = c.send(etserver::FastCall::kRun, req, resp,
+                         [&](grpc::ClientContext* ctx, const pb::RunRequest& q,
+                             pb::RunResponse* r) { return client_->stub().Run(ctx, q, r); });
+    if (!sent.ok()) return sent;
+    held_inputs_.swap(c.held);  // an unplanned input stays bound to its slot
+    if (into) return Wire::decode_into(resp.outputs(), *into);
+    auto decoded = Wire::decode_outputs(client_->arena(), resp.outputs(), outs);
     if (!decoded.ok()) return decoded.status();
     results = std::move(decoded).value();
     return Status();
   });
-  if (!s.ok()) return s;
+}
+
+Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inputs) {
+  std::vector<SharedTensor> results;
+  if (Status s = run(inputs, nullptr, results); !s.ok()) return s;
   return results;
+}
+
+Status Method::execute(const std::vector<Input>& inputs, std::vector<SharedTensor>& outputs) {
+  std::vector<SharedTensor> unused;
+  return run(inputs, &outputs, unused);
+}
+
+Result<std::vector<SharedTensor>> Method::output_buffers() {
+  std::vector<SharedTensor> buffers;
+  for (const ValueMeta& o : meta_.outputs) {
+    const uint64_t nbytes = o.tensor ? o.tensor->nbytes : sizeof(int64_t);
+    auto slot = retry_once(*client_, [&](const std::shared_ptr<const Session>&) {
+      return client_->arena().allocate(nbytes);
+    });
+    if (!slot.ok()) return slot.status();
+    SharedTensor t = Wire::make_shared_tensor(std::move(slot).value(),
+                                              o.tensor ? o.tensor->dtype : DType::kInt64,
+                                              o.tensor ? o.tensor->sizes : std::vector<int64_t>{});
+    if (o.tensor) Wire::set_dim_order(t, o.tensor->dim_order);
+    buffers.push_back(std::move(t));
+  }
+  return buffers;
 }
 
 Status Method::set_inputs(const std::vector<Input>& inputs) {
   return call([&](const Session& session) -> Status {
-    pb::SetInputsRequest req;
+    MethodCalls& c = *calls_;
+    pb::SetInputsRequest& req = c.set_request;
+    req.Clear();
     req.set_session(session.token);
     req.set_method_handle(handle_);
-    std::vector<std::shared_ptr<void>> held;
+    c.held.clear();
     Status encoded =
-        Wire::encode_inputs(client_->arena(), meta_, inputs, *req.mutable_inputs(), held);
+        Wire::encode_inputs(client_->arena(), meta_, inputs, *req.mutable_inputs(), c.held);
     if (!encoded.ok()) return encoded;
-    pb::SetInputsResponse resp;
-    grpc::ClientContext ctx;
-    if (grpc::Status g = client_->stub().SetInputs(&ctx, req, &resp); !g.ok()) return from_grpc(g);
-    held_inputs_ = std::move(held);
+    Status sent =
+        c.send(etserver::FastCall::kSetInputs, req, c.set_response,
+               [&](grpc::ClientContext* ctx, const pb::SetInputsRequest& q,
+                   pb::SetInputsResponse* r) { return client_->stub().SetInputs(ctx, q, r); });
+    if (!sent.ok()) return sent;
+    held_inputs_.swap(c.held);
     return Status();
   });
 }
 
 Status Method::execute() {
   return call([&](const Session& session) -> Status {
-    pb::ExecuteRequest req;
-    req.set_session(session.token);
-    req.set_method_handle(handle_);
-    pb::ExecuteResponse resp;
-    grpc::ClientContext ctx;
-    return from_grpc(client_->stub().Execute(&ctx, req, &resp));
+    MethodCalls& c = *calls_;
+    c.execute_request.set_session(session.token);
+    c.execute_request.set_method_handle(handle_);
+    return c.send(etserver::FastCall::kExecute, c.execute_request, c.execute_response,
+                  [&](grpc::ClientContext* ctx, const pb::ExecuteRequest& q,
+                      pb::ExecuteResponse* r) { return client_->stub().Execute(ctx, q, r); });
   });
 }
 
@@ -364,14 +455,20 @@ Result<SharedTensor> Method::stage_input(size_t index, const HostTensor& host) {
 Result<std::vector<SharedTensor>> Method::outputs() {
   std::vector<SharedTensor> results;
   Status s = call([&](const Session& session) -> Status {
-    pb::GetOutputsRequest req;
+    MethodCalls& c = *calls_;
+    pb::GetOutputsRequest& req = c.outputs_request;
+    req.Clear();
     req.set_session(session.token);
     req.set_method_handle(handle_);
     auto outs = Wire::place_outputs(client_->arena(), meta_, *req.mutable_placements());
     if (!outs.ok()) return outs.status();
-    pb::GetOutputsResponse resp;
-    grpc::ClientContext ctx;
-    if (grpc::Status g = client_->stub().GetOutputs(&ctx, req, &resp); !g.ok()) return from_grpc(g);
+    pb::GetOutputsResponse& resp = c.outputs_response;
+    resp.Clear();
+    Status sent =
+        c.send(etserver::FastCall::kGetOutputs, req, resp,
+               [&](grpc::ClientContext* ctx, const pb::GetOutputsRequest& q,
+                   pb::GetOutputsResponse* r) { return client_->stub().GetOutputs(ctx, q, r); });
+    if (!sent.ok()) return sent;
     auto decoded = Wire::decode_outputs(client_->arena(), resp.outputs(), *outs);
     if (!decoded.ok()) return decoded.status();
     results = std::move(decoded).value();

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "fast_path.h"
 #include "proto/socket_trust.h"
 
 namespace etclient {
@@ -23,6 +24,11 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
   impl->socket_ = socket;
   impl->client_name_ = options.client_name;
   impl->reconnect_timeout_ = options.reconnect_timeout;
+  const char* forced = std::getenv("ETSERVER_TRANSPORT");
+  impl->fast_path_ = options.transport == Transport::kFast &&
+                     !(forced != nullptr && std::string(forced) == "grpc");
+  impl->spin_ =
+      options.spin.count() >= 0 ? options.spin : spin_from_env(std::chrono::microseconds(50));
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(256 << 20);
@@ -73,6 +79,7 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
   }
   session->token = welcome.session();
   session->fd_socket = welcome.fd_socket();
+  session->fast_path_version = welcome.fast_path_version();
   return session;
 }
 

@@ -31,7 +31,8 @@ struct Session {
       stream;
   std::string token, fd_socket;
   uint64_t generation = 0;
-  ~Session();  // ends the stream: the daemon releases what the session held
+  uint32_t fast_path_version = 0;  // 0: the daemon has no fast path (an older version)
+  ~Session();                      // ends the stream: the daemon releases what the session held
 };
 
 class ClientImpl {
@@ -44,6 +45,10 @@ class ClientImpl {
   Arena& arena() { return *arena_; }
   const std::shared_ptr<Arena>& arena_ptr() { return arena_; }
   bool reconnects() const { return reconnect_timeout_.count() > 0; }
+  // Whether Methods should use the fast path (when the session's daemon has it), and
+  // how long its calls poll before sleeping.
+  bool wants_fast_path() const { return fast_path_; }
+  std::chrono::microseconds spin() const { return spin_; }
 
   // The session calls should use now.
   std::shared_ptr<const Session> session() const;
@@ -60,6 +65,8 @@ class ClientImpl {
 
   std::string socket_, client_name_;
   std::chrono::milliseconds reconnect_timeout_{0};
+  bool fast_path_ = true;
+  std::chrono::microseconds spin_{50};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::EtServer::Stub> stub_;
   std::shared_ptr<Arena> arena_;

@@ -231,6 +231,80 @@ Result<OutputSlots> Wire::place_outputs(
   return outs;
 }
 
+Status Wire::place_into(Arena& arena, const MethodMeta& meta,
+                        const std::vector<SharedTensor>& outputs,
+                        google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements) {
+  if (outputs.size() != meta.outputs.size()) {
+    return Status(StatusCode::kInvalidArgument, "outputs: " + std::to_string(outputs.size()) +
+                                                    " tensors given, method '" + meta.name +
+                                                    "' has " + std::to_string(meta.outputs.size()) +
+                                                    " outputs (make them with output_buffers())");
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const SharedTensor& t = outputs[i];
+    const ValueMeta& o = meta.outputs[i];
+    const uint64_t need = o.tensor ? o.tensor->nbytes : sizeof(int64_t);
+    if (t.data_ == nullptr || t.capacity_ < need) {
+      return Status(StatusCode::kInvalidArgument,
+                    "outputs[" + std::to_string(i) + "]: " +
+                        (t.data_ == nullptr ? std::string("an empty tensor")
+                                            : std::to_string(t.capacity_) + " bytes") +
+                        ", the output may need " + std::to_string(need) +
+                        " (make it with output_buffers())");
+    }
+    pb::OutputPlacement* p = placements.Add();
+    if (!o.tensor) {
+      p->set_inline_data(true);
+      continue;
+    }
+    p->mutable_segment()->set_segment_id(arena.wire_id(t.segment_));
+    p->mutable_segment()->set_offset(t.offset_);
+    p->mutable_segment()->set_length(t.capacity_);
+  }
+  return Status();
+}
+
+Status Wire::decode_into(const google::protobuf::RepeatedPtrField<pb::Value>& values,
+                         std::vector<SharedTensor>& outputs) {
+  if (static_cast<size_t>(values.size()) != outputs.size()) {
+    return Status(StatusCode::kInternal, "the daemon's reply has " + std::to_string(values.size()) +
+                                             " outputs, not " + std::to_string(outputs.size()));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const pb::Value& v = values[static_cast<int>(i)];
+    SharedTensor& out = outputs[i];
+    if (v.has_tensor() && v.tensor().has_segment()) {
+      const pb::Tensor& t = v.tensor();
+      const Slot slot{out.segment_, out.offset_, out.capacity_, static_cast<uint8_t*>(out.data_)};
+      if (Status s = check_output_reply(i, t, slot); !s.ok()) return s;
+      out.dtype_ = from_proto(t.dtype());
+      out.sizes_.assign(t.sizes().begin(), t.sizes().end());
+      out.dim_order_.assign(t.dim_order().begin(), t.dim_order().end());
+      continue;
+    }
+    out.sizes_.clear();
+    out.dim_order_.clear();
+    if (v.kind_case() == pb::Value::kIntValue) {
+      const int64_t x = v.int_value();
+      std::memcpy(out.data_, &x, sizeof(x));
+      out.dtype_ = DType::kInt64;
+    } else if (v.kind_case() == pb::Value::kDoubleValue) {
+      const double x = v.double_value();
+      std::memcpy(out.data_, &x, sizeof(x));
+      out.dtype_ = DType::kFloat64;
+    } else if (v.kind_case() == pb::Value::kBoolValue) {
+      const bool x = v.bool_value();
+      std::memcpy(out.data_, &x, sizeof(x));
+      out.dtype_ = DType::kBool;
+    } else if (v.has_tensor()) {
+      return Status(StatusCode::kInternal, "output " + std::to_string(i) +
+                                               ": the daemon's reply is not written into the "
+                                               "given buffer");
+    }  // a None output leaves its tensor's bytes as they were
+  }
+  return Status();
+}
+
 Result<std::vector<SharedTensor>> Wire::decode_outputs(
     Arena& arena, const google::protobuf::RepeatedPtrField<pb::Value>& values, OutputSlots& slots) {
   std::vector<SharedTensor> results;

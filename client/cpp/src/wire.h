@@ -31,6 +31,16 @@ struct Wire {
       Arena& arena, const MethodMeta& meta,
       google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements);
 
+  // Placements into tensors the caller gave, one per output (Method::execute with
+  // outputs): kInvalidArgument naming the output when one is missing or too small.
+  static Status place_into(Arena& arena, const MethodMeta& meta,
+                           const std::vector<SharedTensor>& outputs,
+                           google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements);
+  // Gives each of `outputs` its result's dtype, sizes and dim order (the daemon wrote
+  // the bytes into it); a scalar result is written into its tensor as a 0-d tensor.
+  static Status decode_into(const google::protobuf::RepeatedPtrField<pb::Value>& values,
+                            std::vector<SharedTensor>& outputs);
+
   // Tensors are views of their slots; an int, float or bool output becomes a 0-d int64,
   // float64 or bool tensor (in its slot); none and other kinds, an empty SharedTensor.
   static Result<std::vector<SharedTensor>> decode_outputs(

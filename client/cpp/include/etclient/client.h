@@ -126,7 +126,13 @@ using Input = std::variant<HostTensor, SharedTensor, int64_t, double, bool>;
 class ClientImpl;
 class Program;
 struct Session;
-struct Wire;  // the implementation's protocol helpers
+struct Wire;         // the implementation's protocol helpers
+struct MethodCalls;  // a Method's reusable messages and fast-path channel
+
+// How calls travel (docs/fast_path.md). kFast: a Method's calls go through a
+// shared-memory channel with the daemon (a few microseconds), when the daemon offers
+// one, else over gRPC; kGrpc: every call over gRPC.
+enum class Transport : uint8_t { kFast, kGrpc };
 
 class ETCLIENT_API Method {
  public:
@@ -137,6 +143,19 @@ class ETCLIENT_API Method {
   // tensors (a later call never overwrites them). Errors carry the daemon's message
   // naming the input; kAborted once after a daemon restart (see the top).
   Result<std::vector<SharedTensor>> execute(const std::vector<Input>& inputs);
+
+  // The same, writing the results into `outputs`, tensors the caller allocated (from
+  // output_buffers() or Client::empty()), one per output: nothing is allocated per
+  // call. Each is resized (sizes, dim order) to its result; their memory is rewritten
+  // by every call. kInvalidArgument naming the output when one is missing or too small.
+  Status execute(const std::vector<Input>& inputs, std::vector<SharedTensor>& outputs);
+  // One tensor per output, each as large as the output may be: for execute(inputs,
+  // outputs). A scalar output gets an 8-byte slot.
+  Result<std::vector<SharedTensor>> output_buffers();
+
+  // "fast" when the next call goes through the shared-memory channel, "grpc" when over
+  // gRPC (Transport::kGrpc, a daemon without the fast path, or a channel refused).
+  const char* transport() const;
 
   // The same in three steps. Inputs are the caller's until replaced: a SharedTensor
   // given to an unplanned input is read in place by every execute() that follows.
@@ -159,12 +178,17 @@ class ETCLIENT_API Method {
   Status call(Rpc&& rpc);
   // Sets `session` to the current one, re-creating the method in it if it is new.
   Status current_session(std::shared_ptr<const Session>& session);
+  // Opens the fast-path channel when the transport and the daemon allow it.
+  void open_fast_path(const Session& session);
+  Status run(const std::vector<Input>& inputs, std::vector<SharedTensor>* into,
+             std::vector<SharedTensor>& results);
 
   std::shared_ptr<Program> program_;
   std::shared_ptr<ClientImpl> client_;
   uint64_t handle_, generation_;
   MethodMeta meta_;
   std::vector<std::shared_ptr<void>> held_inputs_;  // slots bound inputs point into
+  std::unique_ptr<MethodCalls> calls_;
 };
 
 class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
@@ -199,6 +223,11 @@ struct ClientOptions {
   // How long a call waits for a restarted daemon before failing with kUnavailable;
   // zero: never reconnect (and keep no program bytes for it).
   std::chrono::milliseconds reconnect_timeout{5000};
+  // kGrpc also when $ETSERVER_TRANSPORT is "grpc".
+  Transport transport = Transport::kFast;
+  // How long a fast-path call polls for its answer before sleeping (a futex); negative:
+  // $ETSERVER_SPIN_US, else 50 us.
+  std::chrono::microseconds spin{-1};
 };
 class ETCLIENT_API Client {
  public:

@@ -1,0 +1,148 @@
+#include "fast_path.h"
+
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "connection.h"
+#include "proto/fd_client.h"
+
+namespace etclient {
+namespace {
+
+constexpr size_t kChannelBytes = size_t{64} << 10;
+constexpr auto kLivenessCheck = std::chrono::milliseconds(20);
+constexpr auto kGrace = std::chrono::seconds(5);
+
+}  // namespace
+
+std::chrono::microseconds spin_from_env(std::chrono::microseconds fallback) {
+  const char* env = std::getenv("ETSERVER_SPIN_US");
+  if (env == nullptr || *env == 0) return fallback;
+  char* end = nullptr;
+  const long long us = std::strtoll(env, &end, 10);
+  if (*end != 0 || us < 0) return fallback;
+  return std::chrono::microseconds(std::min<long long>(us, 1'000'000));
+}
+
+Result<std::unique_ptr<FastPath>> FastPath::open(const std::string& fd_socket,
+                                                 const std::string& session,
+                                                 std::chrono::microseconds spin) {
+  std::unique_ptr<FastPath> fast(new FastPath);
+  fast->memfd_ = memfd_create("etclient-fast-path", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fast->memfd_ < 0 || ftruncate(fast->memfd_, kChannelBytes) != 0 ||
+      fcntl(fast->memfd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) {
+    return Status(StatusCode::kResourceExhausted,
+                  std::string("cannot create the fast path's channel: ") + std::strerror(errno));
+  }
+  void* base = mmap(nullptr, kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fast->memfd_, 0);
+  if (base == MAP_FAILED) {
+    return Status(StatusCode::kResourceExhausted, "cannot map the fast path's channel");
+  }
+  fast->base_ = static_cast<uint8_t*>(base);
+  fast->size_ = kChannelBytes;
+  fast->layout_ = etserver::channel_layout(kChannelBytes);
+  fast->header_ = reinterpret_cast<etserver::ChannelHeader*>(fast->base_);
+  fast->spin_ = spin;
+  const etserver::FdExchange reply = etserver::send_descriptor(
+      fd_socket, session, fast->memfd_, etserver::kFdOpenFastPath, &fast->link_);
+  if (!reply.delivered) return Status(StatusCode::kUnavailable, reply.message);
+  if (reply.code != 0) {
+    // 12 Unavailable (shutting down), 13 Unauthenticated (no such session): gone.
+    const bool gone = reply.code == 12 || reply.code == 13;
+    return Status(gone ? StatusCode::kUnavailable : StatusCode::kResourceExhausted,
+                  "fast path refused: " + reply.message);
+  }
+  fast->longest_wait_ = std::chrono::milliseconds(reply.id) + kGrace;
+  return fast;
+}
+
+FastPath::~FastPath() {
+  if (base_) munmap(base_, size_);
+  if (memfd_ >= 0) close(memfd_);
+  if (link_ >= 0) close(link_);  // the daemon ends the channel's thread
+}
+
+bool FastPath::link_alive() const {
+  pollfd p{link_, POLLIN, 0};
+  // The daemon never writes on the link: anything readable is its end (EOF) or an error.
+  return poll(&p, 1, 0) == 0;
+}
+
+Status FastPath::wait_for(uint32_t seq) {
+  auto answered = [&] { return header_->response_seq.load(std::memory_order_acquire) == seq; };
+  const auto start = std::chrono::steady_clock::now();
+  for (uint32_t n = 0; !answered(); ++n) {
+    if ((n & 63) == 63 && std::chrono::steady_clock::now() - start >= spin_) break;
+    etserver::spin_step(n);
+  }
+  const auto give_up = start + longest_wait_;
+  const timespec slice{
+      0, std::chrono::duration_cast<std::chrono::nanoseconds>(kLivenessCheck).count()};
+  while (!answered()) {
+    header_->client_waiting.store(1, std::memory_order_seq_cst);
+    const uint32_t seen = header_->response_seq.load(std::memory_order_seq_cst);
+    if (seen != seq) etserver::futex_wait(&header_->response_seq, seen, &slice);
+    header_->client_waiting.store(0, std::memory_order_relaxed);
+    if (answered()) break;
+    if (!link_alive()) {
+      broken_ = true;
+      return Status(StatusCode::kUnavailable,
+                    "et-serverd is unavailable: the fast path's channel closed (the daemon "
+                    "stopped, restarted, or ended the session)");
+    }
+    if (std::chrono::steady_clock::now() >= give_up) {
+      broken_ = true;
+      return Status(StatusCode::kDeadlineExceeded,
+                    "et-serverd did not answer within " + std::to_string(longest_wait_.count()) +
+                        " ms (its request and execution deadlines, plus 5 s): it may be hung or "
+                        "stopped; this method opens a new channel on its next call");
+    }
+  }
+  return Status();
+}
+
+Status FastPath::call(etserver::FastCall kind, const google::protobuf::MessageLite& request,
+                      google::protobuf::MessageLite& response) {
+  if (broken_) return Status(StatusCode::kUnavailable, "the fast path's channel is broken");
+  const size_t length = request.ByteSizeLong();
+  if (length > layout_.message_capacity()) {
+    return Status(
+        StatusCode::kResourceExhausted,
+        "the request (" + std::to_string(length) + " bytes) does not fit the fast path's channel");
+  }
+  uint8_t* area = base_ + layout_.request_offset;
+  request.SerializeWithCachedSizesToArray(area + sizeof(etserver::MessageHeader));
+  const uint32_t seq = ++seq_;
+  const etserver::MessageHeader head{static_cast<uint32_t>(kind), static_cast<uint32_t>(length),
+                                     seq, 0};
+  std::memcpy(area, &head, sizeof(head));
+  header_->request_seq.store(seq, std::memory_order_seq_cst);
+  if (header_->daemon_waiting.load(std::memory_order_seq_cst) != 0) {
+    etserver::futex_wake(&header_->request_seq);
+  }
+  if (Status s = wait_for(seq); !s.ok()) return s;
+  etserver::MessageHeader answer{};
+  std::memcpy(&answer, base_ + layout_.response_offset, sizeof(answer));
+  if (answer.seq != seq || answer.length > layout_.message_capacity()) {
+    broken_ = true;
+    return Status(StatusCode::kInternal, "the fast path's answer is malformed");
+  }
+  const uint8_t* bytes = base_ + layout_.response_offset + sizeof(etserver::MessageHeader);
+  if (answer.kind_or_code != 0) {
+    return from_grpc(
+        grpc::Status(static_cast<grpc::StatusCode>(answer.kind_or_code),
+                     std::string(reinterpret_cast<const char*>(bytes), answer.length)));
+  }
+  if (!response.ParseFromArray(bytes, static_cast<int>(answer.length))) {
+    return Status(StatusCode::kInternal, "the fast path's answer does not parse");
+  }
+  return Status();
+}
+
+}  // namespace etclient

@@ -1,0 +1,163 @@
+#include "server/fast_channel.h"
+
+#include <fmt/format.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace et::server {
+
+using etserver::ChannelHeader;
+using etserver::FastCall;
+using etserver::MessageHeader;
+
+namespace {
+
+constexpr uint32_t kInvalidArgument = 3;  // gRPC's INVALID_ARGUMENT
+
+// A caller calling less often than this is not expected back at a fixed rate.
+constexpr auto kLongestPredictedGap = std::chrono::milliseconds(100);
+
+// One 32-bit field of shared memory, read once (the client may change it any time).
+uint32_t read_once(const uint32_t& field) { return __atomic_load_n(&field, __ATOMIC_RELAXED); }
+
+}  // namespace
+
+Result<std::shared_ptr<FastChannel>> FastChannel::start(std::shared_ptr<Segment> memory, int link,
+                                                        Handler handler, FastChannelTiming timing) {
+  const size_t size = memory->size();
+  if (size < etserver::kChannelMinBytes || size > etserver::kChannelMaxBytes || size % 4096 != 0) {
+    close(link);
+    return invalid_argument(fmt::format(
+        "fast path: a channel of {} bytes; it must be a multiple of 4096 between {} and {}", size,
+        etserver::kChannelMinBytes, etserver::kChannelMaxBytes));
+  }
+  std::shared_ptr<FastChannel> channel(new FastChannel);
+  ET_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, memory->range(0, size));
+  channel->memory_ = std::move(memory);
+  channel->base_ = bytes.data();
+  channel->layout_ = etserver::channel_layout(size);
+  channel->header_ = reinterpret_cast<ChannelHeader*>(channel->base_);
+  channel->link_ = link;
+  channel->handler_ = std::move(handler);
+  channel->timing_ = timing;
+  channel->request_.resize(channel->layout_.message_capacity());
+  // The thread holds the object only by `this`: the destructor joins it.
+  channel->thread_ = std::thread([c = channel.get()] { c->serve(); });
+  return channel;
+}
+
+FastChannel::~FastChannel() {
+  stop();
+  join();
+  close(link_);
+}
+
+void FastChannel::stop() {
+  if (stop_.exchange(true)) return;
+  shutdown(link_, SHUT_RDWR);
+  etserver::futex_wake(&header_->request_seq);
+}
+
+void FastChannel::join() {
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+bool FastChannel::poll_until(uint32_t last, Clock::time_point until, uint32_t& seq) {
+  for (uint32_t n = 0;; ++n) {
+    if (stop_.load(std::memory_order_relaxed)) return true;
+    seq = header_->request_seq.load(std::memory_order_acquire);
+    if (seq != last) return true;
+    if ((n & 63) == 63 && Clock::now() >= until) return false;
+    etserver::spin_step(n);
+  }
+}
+
+bool FastChannel::sleep_until(uint32_t last, Clock::time_point until, uint32_t& seq) {
+  for (;;) {
+    timespec left{};
+    const timespec* timeout = nullptr;
+    if (until != Clock::time_point::max()) {
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(until - Clock::now());
+      if (ns.count() <= 0) return false;
+      left = {static_cast<time_t>(ns.count() / 1'000'000'000),
+              static_cast<long>(ns.count() % 1'000'000'000)};
+      timeout = &left;
+    }
+    header_->daemon_waiting.store(1, std::memory_order_seq_cst);
+    seq = header_->request_seq.load(std::memory_order_seq_cst);
+    if (seq == last && !stop_.load()) etserver::futex_wait(&header_->request_seq, last, timeout);
+    header_->daemon_waiting.store(0, std::memory_order_relaxed);
+    if (stop_.load()) return true;
+    seq = header_->request_seq.load(std::memory_order_acquire);
+    if (seq != last) return true;
+  }
+}
+
+bool FastChannel::wait_for_request(uint32_t last, uint32_t& seq) {
+  const auto answered = Clock::now();
+  bool came = poll_until(last, answered + timing_.spin, seq);
+  if (!came && timing_.wake_ahead.count() > 0 && predicted_gap_.count() > 0) {
+    // A caller at a fixed rate: sleep until just before its next call is due, then poll
+    // through the window around it, so the call need not wait for a wake-up.
+    const auto due = answered + predicted_gap_;
+    came = sleep_until(last, due - timing_.wake_ahead, seq) ||
+           poll_until(last, due + timing_.wake_ahead, seq);
+  }
+  if (!came) sleep_until(last, Clock::time_point::max(), seq);
+  const auto gap = Clock::now() - answered;
+  predicted_gap_ = gap < kLongestPredictedGap
+                       ? std::chrono::duration_cast<std::chrono::microseconds>(gap)
+                       : std::chrono::microseconds(0);
+  return !stop_.load();
+}
+
+void FastChannel::answer(uint32_t seq) {
+  const auto* in = reinterpret_cast<const MessageHeader*>(base_ + layout_.request_offset);
+  const uint32_t kind = read_once(in->kind_or_code);
+  const uint32_t length = read_once(in->length);
+  uint32_t code = kInvalidArgument;
+  if (length > layout_.message_capacity()) {
+    reply_ = fmt::format("fast path: the request claims {} bytes; the request area holds {}",
+                         length, layout_.message_capacity());
+  } else if (kind < static_cast<uint32_t>(FastCall::kRun) ||
+             kind > static_cast<uint32_t>(FastCall::kGetOutputs)) {
+    reply_ = fmt::format("fast path: unknown request kind {} (docs/fast_path.md)", kind);
+  } else {
+    std::memcpy(request_.data(), base_ + layout_.request_offset + sizeof(MessageHeader), length);
+    reply_.clear();
+    code = handler_(static_cast<FastCall>(kind), {request_.data(), length}, reply_);
+  }
+  if (reply_.size() > layout_.message_capacity()) {
+    code = 8;  // RESOURCE_EXHAUSTED
+    reply_ = fmt::format(
+        "fast path: the response needs {} bytes; the channel's response area holds {} (open a "
+        "larger channel, or use gRPC for this method)",
+        reply_.size(), layout_.message_capacity());
+  }
+  auto* out = reinterpret_cast<MessageHeader*>(base_ + layout_.response_offset);
+  const MessageHeader head{code, static_cast<uint32_t>(reply_.size()), seq, 0};
+  std::memcpy(out, &head, sizeof(head));
+  std::memcpy(base_ + layout_.response_offset + sizeof(MessageHeader), reply_.data(),
+              reply_.size());
+  header_->response_seq.store(seq, std::memory_order_seq_cst);
+  if (header_->client_waiting.load(std::memory_order_seq_cst) != 0) {
+    etserver::futex_wake(&header_->response_seq);
+  }
+}
+
+void FastChannel::serve() {
+  // Timed sleeps end when asked, not up to 50 us later (the default slack).
+  (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+  // Both words start at 0 (a fresh memfd): the first request is the first change.
+  uint32_t last = 0, seq = 0;
+  while (wait_for_request(last, seq)) {
+    answer(seq);
+    last = seq;
+  }
+  finished_ = true;
+}
+
+}  // namespace et::server

@@ -1,0 +1,90 @@
+// One fast-path channel (docs/fast_path.md): a memfd the client shares, served by a
+// thread of its own that waits on the request doorbell, copies each request out of the
+// shared memory, hands it to a handler and writes the answer back.
+//
+// Everything in the channel is writable by the client at any time, so nothing read
+// from it is trusted: a request's kind and length are read once into private memory
+// and bounded, the message is copied out before it is parsed, and the daemon never
+// reads the response area back. A hostile client can only waste its own channel's
+// thread (each request is bounded work) or get errors.
+//
+// Thread-safety: stop() from any thread; the handler runs on the channel's thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/fast_path.h"
+#include "runtime/status.h"
+#include "server/segment.h"
+
+namespace et::server {
+
+// How a channel's thread waits for the next request: it polls for `spin` after each
+// answer, then sleeps; when the caller calls at a steady rate, it also wakes
+// `wake_ahead` before the next call is due and polls until as long after (0: never).
+struct FastChannelTiming {
+  std::chrono::microseconds spin{50};
+  std::chrono::microseconds wake_ahead{150};
+};
+
+class FastChannel {
+ public:
+  // Answers one request: fills `reply` with the response message and returns its gRPC
+  // status code (0 OK; else `reply` is the error message). Must not throw.
+  using Handler = std::function<uint32_t(etserver::FastCall kind, std::span<const uint8_t> request,
+                                         std::string& reply)>;
+
+  // Starts serving `memory` (a segment adopted from the client's memfd) with
+  // `handler`. `link` is the client's connection (owned from now on, closed in every
+  // case): stop() shuts it down so the client sees the channel end. InvalidArgument when the
+  // segment's size is outside the bounds of proto/fast_path.h or not a multiple of 4096.
+  static Result<std::shared_ptr<FastChannel>> start(std::shared_ptr<Segment> memory, int link,
+                                                    Handler handler, FastChannelTiming timing);
+
+  // Stops serving (a request being handled finishes first) and shuts the link down.
+  // Non-blocking.
+  void stop();
+  // True once the serving thread has returned.
+  bool finished() const { return finished_; }
+  // Waits for the serving thread. REQUIRES: not called on that thread.
+  void join();
+
+  ~FastChannel();  // stop() and join()
+  FastChannel(const FastChannel&) = delete;
+  FastChannel& operator=(const FastChannel&) = delete;
+
+ private:
+  FastChannel() = default;
+  void serve();
+  using Clock = std::chrono::steady_clock;
+  // Waits until request_seq differs from `last`; false when stopped.
+  bool wait_for_request(uint32_t last, uint32_t& seq);
+  // Poll, or sleep on the doorbell, until `until`: true when a request or stop came.
+  bool poll_until(uint32_t last, Clock::time_point until, uint32_t& seq);
+  bool sleep_until(uint32_t last, Clock::time_point until, uint32_t& seq);
+  void answer(uint32_t seq);
+
+  std::shared_ptr<Segment> memory_;
+  uint8_t* base_ = nullptr;
+  etserver::ChannelLayout layout_{};
+  etserver::ChannelHeader* header_ = nullptr;
+  int link_ = -1;
+  Handler handler_;
+  FastChannelTiming timing_;
+  std::chrono::microseconds predicted_gap_{0};  // from one answer to the next request
+  std::vector<uint8_t> request_;                // the copy a request is parsed from
+  std::string reply_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+};
+
+}  // namespace et::server
