@@ -46,9 +46,23 @@ def running_daemon(*args: str):
         assert not sock.exists(), "et-serverd left its socket behind"
 
 
+@pytest.fixture(scope="module", params=["fast", "grpc"])
+def transport(request):
+    """Every test that talks to a daemon runs twice: on the fast path (shared-memory
+    channels, the clients' default) and over gRPC alone. Clients read
+    ETSERVER_TRANSPORT when they connect, in this process and in child processes."""
+    saved = os.environ.get("ETSERVER_TRANSPORT")
+    os.environ["ETSERVER_TRANSPORT"] = request.param
+    yield request.param
+    if saved is None:
+        os.environ.pop("ETSERVER_TRANSPORT", None)
+    else:
+        os.environ["ETSERVER_TRANSPORT"] = saved
+
+
 @pytest.fixture(scope="module")
-def daemon_socket():
-    """A daemon shared by a test module."""
+def daemon_socket(transport):
+    """A daemon shared by a test module (once per transport)."""
     with running_daemon() as sock:
         yield str(sock)
 

@@ -1,6 +1,7 @@
 """Every fixture through libetclient: one et-serverd for the module, each method run by
 a separate client process (tests/support/etclient_run.cc) with inputs from host memory
-and again written into the method's shared-memory input buffers (zero copy). Every
+(fresh output slots per call) and again written into the method's shared-memory input
+buffers (zero copy; results into output buffers made once), on both transports. Every
 call of a method (stateful ones included) runs on one method instance, in order.
 Outputs must match eager PyTorch within the manifest's tolerance.
 """
@@ -21,7 +22,7 @@ OUTCOMES = {"matched eager (host inputs)": 0, "matched eager (shared inputs)": 0
 
 
 @pytest.fixture(scope="module")
-def daemon():
+def daemon(transport):
     with running_daemon() as sock:
         yield sock
 
@@ -41,7 +42,7 @@ def client_run(sock, entry, method, calls, out_dir, shared):
 
 @pytest.mark.parametrize("shared", [False, True], ids=["host", "shared"])
 @pytest.mark.parametrize("entry,method", CASES, ids=[f"{m['name']}.{meth['name']}" for m, meth in CASES])
-def test_fixture_through_the_cpp_client(daemon, entry, method, shared, tmp_path):
+def test_fixture_through_the_cpp_client(daemon, transport, entry, method, shared, tmp_path):
     calls = [method] + method.get("subsequent_calls", [])
     result = client_run(daemon, entry, method, calls, tmp_path, shared)
     if entry["bundled"]:
@@ -49,6 +50,7 @@ def test_fixture_through_the_cpp_client(daemon, entry, method, shared, tmp_path)
         OUTCOMES["bundled, refused"] += 1
         return
     assert result.returncode == 0, result.stderr
+    assert f"transport {transport}" in result.stderr, result.stderr
     for k, call in enumerate(calls):
         for i, (rel, dtype) in enumerate(zip(call["expected"], method["expected_dtypes"])):
             expected = np.load(MODELS / rel)

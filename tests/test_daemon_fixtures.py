@@ -19,7 +19,7 @@ OUTCOMES = {"matched eager (inline)": 0, "matched eager (segments)": 0, "bundled
 
 
 @pytest.fixture(scope="module")
-def daemon():
+def daemon(transport):
     with running_daemon() as sock:
         yield sock
 
@@ -36,7 +36,7 @@ def daemon_run(sock, entry, method, call, out_dir, via_segments):
 
 @pytest.mark.parametrize("via_segments", [False, True], ids=["inline", "segments"])
 @pytest.mark.parametrize("entry,method", CASES, ids=[f"{m['name']}.{meth['name']}" for m, meth in CASES])
-def test_fixture_through_the_daemon(daemon, entry, method, via_segments, tmp_path):
+def test_fixture_through_the_daemon(daemon, transport, entry, method, via_segments, tmp_path):
     if entry["bundled"]:
         result = daemon_run(daemon, entry, method, method, tmp_path, via_segments)
         assert result.returncode == 1 and "bundled" in result.stderr, result.stderr
@@ -50,6 +50,7 @@ def test_fixture_through_the_daemon(daemon, entry, method, via_segments, tmp_pat
         out_dir.mkdir()
         result = daemon_run(daemon, entry, method, call, out_dir, via_segments)
         assert result.returncode == 0, result.stderr
+        assert f"transport {transport}" in result.stderr, result.stderr
         for i, (rel, dtype) in enumerate(zip(call["expected"], method["expected_dtypes"])):
             expected = np.load(MODELS / rel)
             actual = np.load(out_dir / f"{i}.npy")

@@ -91,9 +91,10 @@ def as_array(value) -> np.ndarray:
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("entry,spec", CASES, ids=[f"{m['name']}.{s['name']}" for m, s in CASES])
-def test_fixture_through_the_python_client(runtime, entry, spec, path):
+def test_fixture_through_the_python_client(runtime, transport, entry, spec, path):
     program = runtime.load_program(MODELS / entry["pte"])
     method = program.load_method(spec["name"])
+    assert method.transport == transport
     for k, call in enumerate([spec] + spec.get("subsequent_calls", [])):
         arrays = [np.load(MODELS / rel) for rel in call["inputs"]]
         inputs = [make_input(path, runtime, method, i, a, spec) for i, a in enumerate(arrays)]

@@ -268,3 +268,12 @@ def test_a_dynamic_input_buffer_is_resized_in_place(runtime):
                                rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="do not fit"):
         buf.resize((bound[0] + 1,) + tuple(bound[1:]))
+
+
+def test_calls_take_the_transport_asked_for(runtime, transport, daemon_socket):
+    # ETSERVER_TRANSPORT (set per run of this module) and the keyword pick it alike.
+    assert method_of(runtime, "add").transport == transport
+    forced = etclient.Runtime(daemon_socket, transport="grpc")
+    assert method_of(forced, "add").transport == "grpc"
+    with pytest.raises(ValueError, match="not one of 'fast', 'grpc'"):
+        etclient.Runtime(daemon_socket, transport="carrier-pigeon")

@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "et-daemon-run: cannot open a session on %s\n", socket.c_str());
     return 1;
   }
+  std::fprintf(stderr, "et-daemon-run: transport %s\n", client.uses_fast_path() ? "fast" : "grpc");
   std::string error;
   const uint64_t program = client.load_program_file(model, &error);
   if (!program) {

@@ -165,6 +165,15 @@ int main(int argc, char** argv) {
   if (!program.ok()) return fail(program.status().message());
   auto method = (*program)->load_method(method_name);
   if (!method.ok()) return fail(method.status().message());
+  std::fprintf(stderr, "etclient-run: transport %s\n", (*method)->transport());
+  // With shared inputs, results go into buffers made once (the allocation-free path);
+  // else each call gets fresh output slots.
+  std::vector<etclient::SharedTensor> into;
+  if (shared) {
+    auto buffers = (*method)->output_buffers();
+    if (!buffers.ok()) return fail(buffers.status().message());
+    into = std::move(buffers).value();
+  }
 
   for (size_t k = 0; k < calls.size(); ++k) {
     std::vector<etclient::Input> inputs;
@@ -177,7 +186,13 @@ int main(int argc, char** argv) {
       etclient::Status added = add_input(**method, i, arrays.back(), shared, inputs);
       if (!added.ok()) return fail(added.message());
     }
-    auto outputs = (*method)->execute(inputs);
+    etclient::Result<std::vector<etclient::SharedTensor>> outputs = into;
+    if (shared) {
+      if (etclient::Status s = (*method)->execute(inputs, into); !s.ok()) return fail(s.message());
+      outputs = into;
+    } else {
+      outputs = (*method)->execute(inputs);
+    }
     if (!outputs.ok()) return fail(outputs.status().message());
     const std::string dir = out_dir + "/call" + std::to_string(k);
     std::filesystem::create_directories(dir);

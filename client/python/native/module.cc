@@ -130,6 +130,8 @@ class NativeMethod {
     return execute();
   }
 
+  std::string transport() const { return method_->transport(); }
+
   PyTensor input_buffer(size_t index) { return PyTensor{unwrap(method_->empty_input(index))}; }
 
  private:
@@ -191,11 +193,17 @@ class NativeProgram {
 
 class NativeClient {
  public:
-  NativeClient(const std::string& socket, const std::string& name, int64_t reconnect_ms) {
+  NativeClient(const std::string& socket, const std::string& name, int64_t reconnect_ms,
+               const std::string& transport) {
     ClientOptions options;
     options.socket = socket;
     options.client_name = name;
     options.reconnect_timeout = std::chrono::milliseconds(reconnect_ms);
+    if (transport == "grpc") {
+      options.transport = Transport::kGrpc;
+    } else if (!transport.empty() && transport != "fast") {
+      throw py::value_error("transport '" + transport + "' is not one of 'fast', 'grpc'");
+    }
     Result<std::shared_ptr<Client>> connected = Status(StatusCode::kInternal, "not connected");
     {
       py::gil_scoped_release released;
@@ -267,14 +275,16 @@ PYBIND11_MODULE(_native, m) {
       .def("set_inputs", &NativeMethod::set_inputs)
       .def("execute", &NativeMethod::execute)
       .def("run", &NativeMethod::run)
-      .def("input_buffer", &NativeMethod::input_buffer);
+      .def("input_buffer", &NativeMethod::input_buffer)
+      .def_property_readonly("transport", &NativeMethod::transport);
   py::class_<NativeProgram>(m, "NativeProgram")
       .def_property_readonly("sha256", &NativeProgram::sha256)
       .def_property_readonly("methods", &NativeProgram::methods)
       .def("load_method", &NativeProgram::load_method);
   py::class_<NativeClient>(m, "NativeClient")
-      .def(py::init<const std::string&, const std::string&, int64_t>(), py::arg("socket"),
-           py::arg("client_name"), py::arg("reconnect_timeout_ms"))
+      .def(py::init<const std::string&, const std::string&, int64_t, const std::string&>(),
+           py::arg("socket"), py::arg("client_name"), py::arg("reconnect_timeout_ms"),
+           py::arg("transport") = "")
       .def("load_path", &NativeClient::load_path)
       .def("load_bytes", &NativeClient::load_bytes)
       .def("empty", &NativeClient::empty);

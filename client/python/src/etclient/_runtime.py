@@ -55,6 +55,13 @@ class Method:
     def returns_torch(self) -> bool:
         return self._torch is not None
 
+    @property
+    def transport(self) -> str:
+        """"fast" when calls go through the shared-memory channel with the daemon, "grpc"
+        when over gRPC (transport="grpc", ETSERVER_TRANSPORT=grpc, or a daemon without
+        the fast path)."""
+        return self._native.transport
+
     def execute(self, inputs: Any = None) -> list:
         """Runs the method. `inputs`: a list or tuple of inputs, or a single one (a numpy
         array counts as one input); None runs with the inputs given to set_inputs()."""
@@ -145,10 +152,15 @@ class Runtime:
             return runtime
 
     def __init__(self, address: Optional[str] = None, *, client_name: Optional[str] = None,
-                 reconnect_timeout: float = 5.0):
+                 reconnect_timeout: float = 5.0, transport: Optional[str] = None):
+        """`transport`: "fast" (the default: a shared-memory channel per method, gRPC when
+        the daemon has none) or "grpc" (every call over gRPC); None reads
+        $ETSERVER_TRANSPORT."""
         name = client_name or f"python:{os.getpid()}:{os.path.basename(sys.argv[0] or 'python')}"
+        if transport not in (None, "fast", "grpc"):
+            raise ValueError(f"transport {transport!r} is not one of 'fast', 'grpc'")
         self._native = _native.NativeClient(_socket_for(address), name,
-                                            int(reconnect_timeout * 1000))
+                                            int(reconnect_timeout * 1000), transport or "")
 
     def load_program(self, data: Any, *, verification: Any = None) -> Program:
         """Loads a program from a path (str or os.PathLike), bytes-like object, or a
