@@ -156,6 +156,8 @@ TEST(FastPath, AClientClosingItsChannelEndsTheDaemonsThread) {
 
 TEST(FastPath, AClientKilledMidCallLeavesTheDaemonServing) {
   DaemonProcess daemon;
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
   const pid_t child = fork();
   if (child == 0) {
     // A client that starts a long call and is killed while it runs.
@@ -170,13 +172,18 @@ TEST(FastPath, AClientKilledMidCallLeavesTheDaemonServing) {
     for (int64_t s : {1, 3, 224, 224}) t->add_sizes(s);
     t->mutable_segment()->set_segment_id(seg.id);
     t->mutable_segment()->set_length(seg.size);
-    for (;;) {
+    for (bool first = true;; first = false) {
       pb::RunResponse resp;
       (void)c.run(req, &resp);
+      if (first) (void)!write(ready[1], "r", 1);  // the next call is the one killed
     }
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);  // the client has a call in flight now
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
   kill(child, SIGKILL);
+  close(ready[0]);
+  close(ready[1]);
   waitpid(child, nullptr, 0);
   TestClient other(daemon.socket());
   const uint64_t method = load(other, "mlp");

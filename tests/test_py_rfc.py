@@ -277,3 +277,23 @@ def test_calls_take_the_transport_asked_for(runtime, transport, daemon_socket):
     assert method_of(forced, "add").transport == "grpc"
     with pytest.raises(ValueError, match="not one of 'fast', 'grpc'"):
         etclient.Runtime(daemon_socket, transport="carrier-pigeon")
+
+
+def test_results_go_into_the_callers_own_buffers(runtime):
+    method = method_of(runtime, "mlp")
+    x = load("mlp/forward.in0.npy")
+    buffers = method.output_buffers()
+    where = np.asarray(buffers[0]).__array_interface__["data"][0]
+    for _ in range(3):
+        outputs = method.execute([x], outputs=buffers)
+        assert outputs[0] is buffers[0]
+        np.testing.assert_allclose(np.asarray(outputs[0]), load("mlp/forward.out0.npy"), atol=1e-5)
+        assert np.asarray(outputs[0]).__array_interface__["data"][0] == where
+    assert method.outputs()[0] is buffers[0]
+    with pytest.raises(Exception, match="0 tensors given"):
+        method.execute([x], outputs=[])
+    with pytest.raises(TypeError, match="not an etclient.Tensor"):
+        method.execute([x], outputs=[np.zeros(16, np.float32)])
+    small = runtime.empty([1])
+    with pytest.raises(Exception, match=r"outputs\[0\]: 64 bytes"):
+        method.execute([x], outputs=[small])

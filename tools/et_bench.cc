@@ -1,10 +1,13 @@
 // et-bench: median latency of one method of a .pte program, in this process.
 //
 //   et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] [--iterations N]
-//            [--instances N]
+//            [--instances N] [--hz N]
 //
+// --hz N paces the timed calls at N per second (as a control loop would call), instead
+// of back to back.
 // Inputs default to zeros of the declared shapes. Prints one JSON line:
-// {"model": ..., "method": ..., "iterations": N, "median_ms": ..., "min_ms": ..., "p90_ms": ...}
+// {"model": ..., "method": ..., "iterations": N, "median_ms": ..., "min_ms": ..., "p90_ms": ...,
+// "p99_ms": ..., "max_ms": ...}
 // With --instances N it then loads N-1 more instances of the method, executes each
 // once, and adds "instances", "rss_mb_one" (resident memory with the first instance)
 // and "rss_mb_all" (with all N): what sharing per-program work saves.
@@ -16,6 +19,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/method.h"
@@ -50,6 +54,7 @@ int main(int argc, char** argv) {
   std::string model, method = "forward";
   std::vector<std::string> input_files;
   int warmup = 3, iterations = 20, instances = 0;
+  double hz = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -61,12 +66,14 @@ int main(int argc, char** argv) {
       warmup = std::stoi(next());
     } else if (arg == "--iterations") {
       iterations = std::max(1, std::stoi(next()));
+    } else if (arg == "--hz") {
+      hz = std::max(0.0, std::stod(next()));
     } else if (arg == "--instances") {
       instances = std::max(1, std::stoi(next()));
     } else if (arg == "-h" || arg == "--help") {
       std::printf(
           "usage: et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] "
-          "[--iterations N] [--instances N]\n");
+          "[--iterations N] [--instances N] [--hz N]\n");
       return 0;
     } else {
       model = arg;
@@ -122,12 +129,18 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<double> ms;
+  auto next_tick = std::chrono::steady_clock::now();
   for (int i = 0; i < warmup + iterations; ++i) {
     const auto start = std::chrono::steady_clock::now();
     if (et::Status s = m.set_inputs(inputs); !s.ok()) return fail(s);
     if (et::Status s = m.execute(); !s.ok()) return fail(s);
     const auto end = std::chrono::steady_clock::now();
     if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    if (hz > 0) {
+      next_tick += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(1.0 / hz));
+      std::this_thread::sleep_until(next_tick);
+    }
   }
   std::sort(ms.begin(), ms.end());
   std::string memory;
@@ -147,9 +160,10 @@ int main(int argc, char** argv) {
   std::printf(
       "%s\n",
       fmt::format(R"({{"model": "{}", "method": "{}", "iterations": {}, "median_ms": {:.4f}, )"
-                  R"("min_ms": {:.4f}, "p90_ms": {:.4f}{}}})",
+                  R"("min_ms": {:.4f}, "p90_ms": {:.4f}, "p99_ms": {:.4f}, "max_ms": {:.4f}{}}})",
                   model, method, iterations, ms[ms.size() / 2], ms.front(),
-                  ms[std::min(ms.size() - 1, ms.size() * 9 / 10)], memory)
+                  ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
+                  ms[std::min(ms.size() - 1, ms.size() * 99 / 100)], ms.back(), memory)
           .c_str());
   return 0;
 }

@@ -3,8 +3,11 @@
 // are fixed up (a valid session token, one of several programs and methods, a
 // delegated one among them, a segment id, or the fuzzer's own), the rest is parsed as
 // that call's request message (or is the segment, program file or raw descriptor
-// socket message). Every request must be answered with a
-// status; none may crash the daemon. Build with scripts/fuzz.
+// socket message). Call 11 is the fast path: the bytes are written into a fast-path
+// channel's request area (header and message, framed correctly or not), the doorbell
+// rung, and more bytes written over the request area while the daemon serves it.
+// Every request must be answered with a status; none may crash the daemon, and the
+// fast path must answer every ring. Build with scripts/fuzz.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -18,8 +21,10 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "proto/fast_path.h"
 #include "server/fd_channel.h"
 #include "server/service_core.h"
 
@@ -35,6 +40,12 @@ struct World {
   std::shared_ptr<et::server::Session> session;
   std::vector<uint64_t> programs, methods;
   uint64_t segment = 0;
+  // A fast-path channel of the session: its memory as the client sees it.
+  uint8_t* channel = nullptr;
+  size_t channel_bytes = 0;
+  uint32_t seq = 0;
+  std::weak_ptr<et::server::FastChannel> fast;
+  int link = -1;  // the client's end of the channel's link
 };
 
 // Programs of every kind the service treats differently: planned and unplanned
@@ -74,6 +85,21 @@ World& world() {
     if (ftruncate(fd, 4096) == 0) fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
     auto seg = out->core->register_segment(out->session->token, fd);
     if (seg.ok()) out->segment = *seg;
+    // A fast-path channel, opened as the descriptor socket opens one.
+    out->channel_bytes = etserver::kChannelMinBytes;
+    const int ring = memfd_create("fuzz-fast-path", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int pair[2];
+    if (ftruncate(ring, static_cast<off_t>(out->channel_bytes)) == 0 &&
+        fcntl(ring, F_ADD_SEALS, F_SEAL_SHRINK) == 0 &&
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0) {
+      void* base = mmap(nullptr, out->channel_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring, 0);
+      if (base != MAP_FAILED &&
+          out->core->open_fast_channel(out->session->token, dup(ring), pair[1], out->fast).ok()) {
+        out->channel = static_cast<uint8_t*>(base);
+        out->link = pair[0];
+      }
+    }
+    close(ring);
     // The descriptor socket, served as the daemon serves it, in a private directory.
     char dir[] = "/tmp/et-request-fuzzer-XXXXXX";
     if (mkdtemp(dir) != nullptr) {
@@ -126,6 +152,58 @@ void write_seed(const std::string& dir, const std::string& name, uint8_t call, u
   write_raw_seed(dir, name, call, fix, m.SerializeAsString());
 }
 
+// Writes `data` into the fast-path channel as a request and rings: with fix bit 0 the
+// header is framed correctly (kind from the high bits, length of what follows), else
+// the first 16 bytes are the header as given; with bit 1 the message is a RunRequest
+// whose ids are fixed up as in parse(). Bit 2 scribbles over the request area while the
+// daemon may be reading it; bit 3 over the daemon's own words before the ring. The
+// daemon must answer (a hang traps) with a code and a length inside the area.
+void fast_path_call(World& w, uint8_t fix, const uint8_t* data, size_t size) {
+  using etserver::MessageHeader;
+  const etserver::ChannelLayout layout = etserver::channel_layout(w.channel_bytes);
+  uint8_t* area = w.channel + layout.request_offset;
+  auto* header = reinterpret_cast<etserver::ChannelHeader*>(w.channel);
+  std::string body;
+  MessageHeader head{};
+  if (fix & 1) {
+    body.assign(reinterpret_cast<const char*>(data), size);
+    if (fix & 2) {
+      pb::RunRequest req;
+      if (parse(req, data, size, static_cast<uint8_t>(fix | 3))) {
+        fix_segments(*req.mutable_inputs(), w.segment);
+        body = req.SerializeAsString();
+      }
+    }
+    head.kind_or_code = static_cast<uint32_t>((fix >> 4) % 4 + 1);
+    head.length = static_cast<uint32_t>(std::min(body.size(), layout.message_capacity()));
+  } else {
+    std::memcpy(&head, data, std::min(size, sizeof(head)));
+    if (size > sizeof(head)) body.assign(reinterpret_cast<const char*>(data) + 16, size - 16);
+  }
+  if (fix & 8) std::memset(w.channel + 64, fix, 8);  // response_seq and daemon_waiting
+  std::memcpy(area + sizeof(head), body.data(), std::min(body.size(), layout.message_capacity()));
+  const uint32_t seq = ++w.seq;
+  head.seq = seq;
+  std::memcpy(area, &head, sizeof(head));
+  header->request_seq.store(seq, std::memory_order_seq_cst);
+  etserver::futex_wake(&header->request_seq);
+  if (fix & 4) {
+    for (size_t i = 0; i < layout.area_bytes && i < 4 * size; ++i) {
+      area[i] = data[i % size] ^ static_cast<uint8_t>(i);
+    }
+  }
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (header->response_seq.load(std::memory_order_acquire) != seq) {
+    if (std::chrono::steady_clock::now() > give_up) __builtin_trap();  // the daemon hung
+    std::this_thread::yield();
+  }
+  MessageHeader answer{};
+  std::memcpy(&answer, w.channel + layout.response_offset, sizeof(answer));
+  if (answer.seq != seq || answer.kind_or_code > 16 || answer.length > layout.message_capacity()) {
+    __builtin_trap();  // the daemon wrote a malformed answer
+  }
+}
+
 }  // namespace
 
 // Seeds the corpus directory (the last non-flag argument) with valid requests, so the
@@ -171,6 +249,16 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   std::string request(40, '\0');
   std::memcpy(request.data(), "ETFD\x01\x00\x01\x00", 8);  // version 1, kind 1 (segment)
   write_raw_seed(dir, "seed-fd-socket", 10, 3, request);
+  // The fast path: a framed Run, SetInputs, Execute and GetOutputs, and a raw header.
+  for (uint8_t k = 0; k < 4; ++k) {
+    write_seed(dir, "seed-fast-path-" + std::to_string(k), 11, static_cast<uint8_t>(3 | (k << 4)),
+               k == 1 ? static_cast<const google::protobuf::Message&>(set) : run);
+  }
+  write_seed(dir, "seed-fast-path-scribbled", 11, 3 | 4 | 8, run);
+  std::string raw(16, '\0');
+  raw[0] = 1;
+  raw[4] = static_cast<char>(run.ByteSizeLong());
+  write_raw_seed(dir, "seed-fast-path-raw", 11, 0, raw + run.SerializeAsString());
   return 0;
 }
 
@@ -178,7 +266,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   World& w = world();
   ServiceCore& core = *w.core;
-  const uint8_t call = data[0] % 11, fix = data[1];
+  const uint8_t call = data[0] % 12, fix = data[1];
   data += 2;
   size -= 2;
   et::Status status;
@@ -301,6 +389,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (attached >= 0) close(attached);
       }
       close(sock);
+      break;
+    }
+    case 11: {
+      if (w.channel == nullptr) __builtin_trap();  // the channel must open
+      fast_path_call(w, fix, data, size);
       break;
     }
     default: {

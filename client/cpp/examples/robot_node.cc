@@ -1,11 +1,15 @@
 // robot_node: what a robot's control loop does with libetclient. Connects to
 // et-serverd, loads a model, and runs it at a fixed rate with the input in shared
-// memory, then prints round-trip latency percentiles.
+// memory and the results written into output buffers made once (no allocation per
+// call), over the fast path (a shared-memory channel) unless told otherwise, then
+// prints round-trip latency percentiles.
 //
-//   robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH]
+//   robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] [--transport fast|grpc]
+//              [--fresh-outputs]
 //
-// Inputs are zeros of each input's declared shape (a real node would fill the
-// shared tensor from its sensor).
+// --hz 0 runs free (back to back). --fresh-outputs gives each call new output slots
+// instead. Inputs are zeros of each input's declared shape (a real node would fill
+// the shared tensor from its sensor).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,8 +21,9 @@
 #include "etclient/client.h"
 
 int main(int argc, char** argv) {
-  std::string model, socket;
+  std::string model, socket, transport = "fast";
   double hz = 100, seconds = 5;
+  bool fresh_outputs = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -28,14 +33,24 @@ int main(int argc, char** argv) {
       seconds = std::stod(next());
     else if (a == "--socket")
       socket = next();
+    else if (a == "--transport")
+      transport = next();
+    else if (a == "--fresh-outputs")
+      fresh_outputs = true;
     else
       model = a;
   }
-  if (model.empty() || hz <= 0) {
-    std::fprintf(stderr, "usage: robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH]\n");
+  if (model.empty() || hz < 0 || (transport != "fast" && transport != "grpc")) {
+    std::fprintf(stderr,
+                 "usage: robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] "
+                 "[--transport fast|grpc] [--fresh-outputs]\n");
     return 2;
   }
-  auto client = etclient::Client::connect({socket, "robot_node"});
+  etclient::ClientOptions options;
+  options.socket = socket;
+  options.client_name = "robot_node";
+  if (transport == "grpc") options.transport = etclient::Transport::kGrpc;
+  auto client = etclient::Client::connect(options);
   if (!client.ok()) {
     std::fprintf(stderr, "robot_node: %s\n", client.status().message().c_str());
     return 1;
@@ -64,29 +79,50 @@ int main(int argc, char** argv) {
     std::memset(t->data(), 0, t->nbytes());
     inputs.emplace_back(*t);
   }
-  const auto period = std::chrono::duration<double>(1.0 / hz);
-  const int ticks = std::max(1, static_cast<int>(hz * seconds));
+  auto buffers = (*method)->output_buffers();
+  if (!buffers.ok()) {
+    std::fprintf(stderr, "robot_node: %s\n", buffers.status().message().c_str());
+    return 1;
+  }
+  std::vector<etclient::SharedTensor> outputs = std::move(buffers).value();
+  const auto period = std::chrono::duration<double>(hz > 0 ? 1.0 / hz : 0.0);
   std::vector<double> us;
-  auto next_tick = std::chrono::steady_clock::now();
-  for (int i = 0; i < ticks; ++i) {
+  us.reserve(static_cast<size_t>(std::max(1.0, (hz > 0 ? hz : 200'000) * seconds)));
+  const auto begin = std::chrono::steady_clock::now();
+  const auto end_at = begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(seconds));
+  auto next_tick = begin;
+  while (std::chrono::steady_clock::now() < end_at || us.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    auto out = (*method)->execute(inputs);
+    etclient::Status s;
+    if (fresh_outputs) {
+      auto out = (*method)->execute(inputs);
+      s = out.status();
+    } else {
+      s = (*method)->execute(inputs, outputs);
+    }
     const auto end = std::chrono::steady_clock::now();
-    if (!out.ok()) {
-      std::fprintf(stderr, "robot_node: %s\n", out.status().message().c_str());
+    if (!s.ok()) {
+      std::fprintf(stderr, "robot_node: %s\n", s.message().c_str());
       return 1;
     }
     us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
-    next_tick += std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
-    std::this_thread::sleep_until(next_tick);
+    if (hz > 0) {
+      next_tick += std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
+      std::this_thread::sleep_until(next_tick);
+    }
   }
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   std::sort(us.begin(), us.end());
   auto pct = [&](double p) {
     return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))];
   };
   std::printf(
-      "{\"model\": \"%s\", \"hz\": %.0f, \"calls\": %zu, \"p50_us\": %.1f, \"p90_us\": %.1f, "
-      "\"p99_us\": %.1f, \"max_us\": %.1f}\n",
-      model.c_str(), hz, us.size(), pct(0.5), pct(0.9), pct(0.99), us.back());
+      "{\"model\": \"%s\", \"transport\": \"%s\", \"hz\": %.0f, \"calls\": %zu, "
+      "\"calls_per_s\": %.0f, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, "
+      "\"max_us\": %.1f}\n",
+      model.c_str(), (*method)->transport(), hz, us.size(), static_cast<double>(us.size()) / wall_s,
+      pct(0.5), pct(0.9), pct(0.99), us.back());
   return 0;
 }

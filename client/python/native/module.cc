@@ -91,8 +91,8 @@ class NativeMethod {
     complete_ = true;
   }
 
-  py::list execute() {
-    Claim claim(*this);
+  // The pending inputs staged for a call (host memory copied into shared memory now).
+  std::vector<Input> staged_inputs() {
     if (!complete_) {
       throw py::value_error("method '" + method_->meta().name +
                             "' has no complete set of inputs (the last one given was refused, "
@@ -107,6 +107,64 @@ class NativeMethod {
       complete_ = false;
       throw;
     }
+    return staged;
+  }
+
+  // run() writing the results into `outputs` (etclient.Tensors, one per output, e.g.
+  // from output_buffers()); returns them, resized to the results (scalar outputs as
+  // Python numbers).
+  py::list run_into(const py::handle& inputs, const py::list& outputs) {
+    Claim claim(*this);
+    // None: the inputs given to set_inputs() (a method without inputs needs none).
+    if (!inputs.is_none()) {
+      set_inputs(inputs);
+    } else if (method_->meta().inputs.empty()) {
+      set_inputs(py::list());
+    }
+    std::vector<Input> staged = staged_inputs();
+    into_.clear();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!py::isinstance<PyTensor>(outputs[i])) {
+        throw py::type_error("outputs[" + std::to_string(i) + "]: a " +
+                             std::string(Py_TYPE(outputs[i].ptr())->tp_name) +
+                             ", not an etclient.Tensor (make them with output_buffers())");
+      }
+      into_.push_back(outputs[i].cast<PyTensor&>().tensor);
+    }
+    Status status;
+    {
+      py::gil_scoped_release released;
+      status = method_->execute(staged, into_);
+    }
+    if (!status.ok()) {
+      pending_.clear();
+      complete_ = false;
+      raise_status(status);
+    }
+    py::list out;
+    const auto& metas = method_->meta().outputs;
+    for (size_t i = 0; i < into_.size(); ++i) {
+      outputs[i].cast<PyTensor&>().tensor = into_[i];
+      const bool tensor = i < metas.size() && metas[i].tensor;
+      out.append(tensor ? py::object(outputs[i]) : to_python(into_[i], &metas[i]));
+    }
+    return out;
+  }
+
+  py::list output_buffers() {
+    Result<std::vector<SharedTensor>> buffers = Status(StatusCode::kInternal, "not made");
+    {
+      py::gil_scoped_release released;
+      buffers = method_->output_buffers();
+    }
+    py::list out;
+    for (SharedTensor& t : unwrap(std::move(buffers))) out.append(py::cast(PyTensor{std::move(t)}));
+    return out;
+  }
+
+  py::list execute() {
+    Claim claim(*this);
+    std::vector<Input> staged = staged_inputs();
     Result<std::vector<SharedTensor>> outputs = Status(StatusCode::kInternal, "not run");
     {
       py::gil_scoped_release released;
@@ -164,6 +222,7 @@ class NativeMethod {
   std::unique_ptr<Method> method_;
   std::vector<PendingInput> pending_;
   bool complete_ = false;
+  std::vector<SharedTensor> into_;  // run_into()'s outputs, reused
   std::atomic<std::thread::id> owner_{};
 };
 
@@ -275,6 +334,8 @@ PYBIND11_MODULE(_native, m) {
       .def("set_inputs", &NativeMethod::set_inputs)
       .def("execute", &NativeMethod::execute)
       .def("run", &NativeMethod::run)
+      .def("run_into", &NativeMethod::run_into)
+      .def("output_buffers", &NativeMethod::output_buffers)
       .def("input_buffer", &NativeMethod::input_buffer)
       .def_property_readonly("transport", &NativeMethod::transport);
   py::class_<NativeProgram>(m, "NativeProgram")

@@ -62,15 +62,22 @@ class Method:
         the fast path)."""
         return self._native.transport
 
-    def execute(self, inputs: Any = None) -> list:
+    def execute(self, inputs: Any = None, outputs: Optional[list] = None) -> list:
         """Runs the method. `inputs`: a list or tuple of inputs, or a single one (a numpy
-        array counts as one input); None runs with the inputs given to set_inputs()."""
+        array counts as one input); None runs with the inputs given to set_inputs().
+        `outputs`: tensors from output_buffers() to write the results into (nothing is
+        allocated for them per call); they are returned, resized to the results, and
+        every call rewrites them."""
         self._outputs = None
+        if outputs is not None:
+            raw = self._native.run_into(inputs, list(outputs))
+            self._outputs = raw
+            return list(raw)
         if inputs is None and self._meta.num_inputs() > 0:
             raw = self._native.execute()
         else:
             raw = self._native.run([] if inputs is None else inputs)
-        outputs = [self._wrap(value) for value in raw]
+        outputs = raw if self._torch is None else [self._wrap(value) for value in raw]
         self._outputs = outputs
         return list(outputs)
 
@@ -89,6 +96,11 @@ class Method:
             raise ValueError(f"method '{self._meta.name()}' has no outputs: the last call was "
                              "refused, or nothing ran since the inputs were set")
         return list(self._outputs)
+
+    def output_buffers(self) -> list:
+        """One tensor in shared memory per output, each as large as the output may be:
+        pass them as execute(inputs, outputs=...) to have results written there."""
+        return self._native.output_buffers()
 
     def input_buffer(self, index: int) -> _native.Tensor:
         """A writable tensor in shared memory shaped and laid out as input `index` is
