@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -196,6 +197,45 @@ TEST(FastPath, AClientKilledMidCallLeavesTheDaemonServing) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_NE(daemon.log().find("1 fast-path channel(s)"), std::string::npos) << daemon.log();
+}
+
+TEST(FastPath, OneSessionsLongCallDoesNotHoldUpAnothers) {
+  DaemonProcess daemon;
+  std::atomic<int> long_calls_done{0};
+  std::atomic<bool> stop{false};
+  std::thread long_caller([&] {
+    TestClient a(daemon.socket());
+    const uint64_t method = load(a, "mobilenet_v2");  // portable kernels: a slow call
+    auto seg = a.create_segment(3 * 224 * 224 * 4);
+    pb::RunRequest req;
+    req.set_session(a.session());
+    req.set_method_handle(method);
+    auto* t = req.add_inputs()->mutable_tensor();
+    t->set_dtype(pb::FLOAT32);
+    for (int64_t s : {1, 3, 224, 224}) t->add_sizes(s);
+    t->mutable_segment()->set_segment_id(seg.id);
+    t->mutable_segment()->set_length(seg.size);
+    while (!stop) {
+      pb::RunResponse resp;
+      EXPECT_TRUE(a.run(req, &resp).ok());
+      ++long_calls_done;
+    }
+  });
+  TestClient b(daemon.socket());
+  const uint64_t add = load(b, "mlp");
+  while (long_calls_done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // A short call made while a long call of another session runs ends before it does
+  // (either one ordering is enough: run a few in case one lands at a call's very end).
+  bool overtook = false;
+  for (int attempt = 0; attempt < 5 && !overtook; ++attempt) {
+    const int before = long_calls_done;
+    pb::RunResponse resp;
+    ASSERT_TRUE(b.run(mlp_request(b, add), &resp).ok());
+    overtook = long_calls_done == before;
+  }
+  stop = true;
+  long_caller.join();
+  EXPECT_TRUE(overtook) << "every short call waited for the other session's long call";
 }
 
 std::unique_ptr<etclient::Method> client_method(std::shared_ptr<etclient::Client>& client,
