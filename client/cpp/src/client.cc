@@ -254,6 +254,7 @@ struct MethodCalls {
   pb::GetOutputsRequest outputs_request;
   pb::GetOutputsResponse outputs_response;
   std::vector<std::shared_ptr<void>> held;  // the next call's bound inputs' slots
+  std::vector<SharedTensor> scratch;        // stage_scratch()'s buffers, by input
 
   // Sends `req` over the fast path when there is one and it fits, else with `rpc`.
   template <typename Req, typename Resp, typename Rpc>
@@ -449,6 +450,13 @@ Result<SharedTensor> Method::empty_input(size_t index) {
 Result<SharedTensor> Method::stage_input(size_t index, const HostTensor& host) {
   return retry_once(*client_, [&](const std::shared_ptr<const Session>&) {
     return Wire::copy_host(client_->arena(), meta_, index, host);
+  });
+}
+
+Result<SharedTensor> Method::stage_scratch(size_t index, const HostTensor& host) {
+  if (calls_->scratch.size() <= index) calls_->scratch.resize(index + 1);
+  return retry_once(*client_, [&](const std::shared_ptr<const Session>&) {
+    return Wire::copy_host(client_->arena(), meta_, index, host, &calls_->scratch[index]);
   });
 }
 

@@ -184,16 +184,23 @@ Status Wire::encode_inputs(Arena& arena, const MethodMeta& meta, const std::vect
 }
 
 Result<SharedTensor> Wire::copy_host(Arena& arena, const MethodMeta& meta, size_t i,
-                                     const HostTensor& host) {
+                                     const HostTensor& host, SharedTensor* reuse) {
   auto numel = checked_numel(i, host);
   if (!numel.ok()) return numel.status();
   const size_t esize = element_size(host.dtype), nbytes = *numel * esize;
-  auto slot = arena.allocate(nbytes);
-  if (!slot.ok()) return slot.status();
+  SharedTensor shared;
+  if (reuse && reuse->data_ != nullptr && reuse->capacity_ >= nbytes) {
+    shared = *reuse;
+  } else {
+    auto slot = arena.allocate(nbytes);
+    if (!slot.ok()) return slot.status();
+    shared = make_shared_tensor(std::move(slot).value(), host.dtype, {});
+  }
+  auto* dst = static_cast<uint8_t*>(shared.data_);
   const auto* src = static_cast<const uint8_t*>(host.data);
-  const std::vector<uint32_t> order = declared_order(meta, i, host.sizes.size());
+  std::vector<uint32_t> order = declared_order(meta, i, host.sizes.size());
   if (*numel && host.strides.empty() && order.empty()) {
-    std::memcpy(slot->first.data, src, nbytes);
+    std::memcpy(dst, src, nbytes);
   } else if (*numel) {
     // Visiting dims in the method's order over the source yields the method's layout.
     const std::vector<int64_t> strides =
@@ -203,10 +210,12 @@ Result<SharedTensor> Wire::copy_host(Arena& arena, const MethodMeta& meta, size_
       sizes_in_order[k] = host.sizes[order[k]];
       strides_in_order[k] = strides[order[k]];
     }
-    gather_row_major(slot->first.data, src, sizes_in_order, strides_in_order, esize);
+    gather_row_major(dst, src, sizes_in_order, strides_in_order, esize);
   }
-  SharedTensor shared = make_shared_tensor(std::move(slot).value(), host.dtype, host.sizes);
-  shared.dim_order_ = order;
+  shared.dtype_ = host.dtype;
+  shared.sizes_ = host.sizes;
+  shared.dim_order_ = std::move(order);
+  if (reuse) *reuse = shared;
   return shared;
 }
 

@@ -22,9 +22,10 @@ struct Wire {
                               google::protobuf::RepeatedPtrField<pb::Value>& out,
                               std::vector<std::shared_ptr<void>>& held);
 
-  // Copies host tensor `index` of a call into a fresh slot, in the method's layout.
+  // Copies host tensor `index` of a call into a fresh slot, in the method's layout; or,
+  // with `reuse`, into *reuse's slot when it is large enough (and keeps the copy there).
   static Result<SharedTensor> copy_host(Arena& arena, const MethodMeta& meta, size_t index,
-                                        const HostTensor& host);
+                                        const HostTensor& host, SharedTensor* reuse = nullptr);
 
   // Fresh output slots for every call: results already returned are never rewritten.
   static Result<OutputSlots> place_outputs(

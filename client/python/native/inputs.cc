@@ -46,8 +46,10 @@ std::vector<int64_t> strides_for(const std::vector<int64_t>& sizes,
   return strides;
 }
 
-Input stage(Method& method, size_t i, const HostTensor& host) {
-  auto staged = method.stage_input(i, host);
+// Copies `host` into shared memory: a fresh slot, or with `scratch` (staging right
+// before the call) the method's reused buffer for that input.
+Input stage(Method& method, size_t i, const HostTensor& host, bool scratch = false) {
+  auto staged = scratch ? method.stage_scratch(i, host) : method.stage_input(i, host);
   if (!staged.ok()) raise_status(staged.status());
   return std::move(staged).value();
 }
@@ -144,9 +146,29 @@ std::vector<int64_t> int_list(const py::object& sequence) {
 
 // torch's Python API, used only when the caller already imported torch.
 bool claims_to_be_torch(const py::handle& object) {
-  PyTypeObject* t = Py_TYPE(object.ptr());
-  const std::string name = t->tp_name ? t->tp_name : "";
-  return name.starts_with("torch.") || name == "Tensor" || name == "Parameter";
+  const char* name = Py_TYPE(object.ptr())->tp_name;
+  if (name == nullptr) return false;
+  return std::strncmp(name, "torch.", 6) == 0 || std::strcmp(name, "Tensor") == 0 ||
+         std::strcmp(name, "Parameter") == 0;
+}
+
+// torch.Tensor when the caller imported torch, else null: a lookup in sys.modules by an
+// interned name (this runs for every input of every call).
+PyObject* imported_torch_tensor_type() {
+  static PyObject* const kTorch = PyUnicode_InternFromString("torch");
+  PyObject* torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), kTorch);  // borrowed
+  if (torch == nullptr || torch == Py_None) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  static PyObject* const kTensor = PyUnicode_InternFromString("Tensor");
+  PyObject* type = PyObject_GetAttr(torch, kTensor);  // new reference
+  if (type == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(type);  // torch.Tensor lives as long as torch
+  return PyType_Check(type) ? type : nullptr;
 }
 
 PendingInput from_torch(const py::handle& object, size_t i, Method& method) {
@@ -317,10 +339,10 @@ PendingInput convert_input(const py::handle& object, size_t i, Method& method) {
     return pending;
   }
   // A real torch tensor (or subclass) when torch is imported; a fake one either way.
-  const py::object torch = py::module_::import("sys").attr("modules").attr("get")("torch");
+  PyObject* tensor_type = imported_torch_tensor_type();
   const bool is_torch_tensor =
-      !torch.is_none() && PyType_IsSubtype(Py_TYPE(object.ptr()), reinterpret_cast<PyTypeObject*>(
-                                                                      torch.attr("Tensor").ptr()));
+      tensor_type != nullptr &&
+      PyType_IsSubtype(Py_TYPE(object.ptr()), reinterpret_cast<PyTypeObject*>(tensor_type));
   if (is_torch_tensor || claims_to_be_torch(object)) return from_torch(object, i, method);
   if (PyObject_CheckBuffer(object.ptr())) return from_buffer(object, i, method);
   if (PyCapsule_CheckExact(object.ptr())) {
@@ -344,10 +366,10 @@ PendingInput convert_input(const py::handle& object, size_t i, Method& method) {
   type_error(i, "a " + type_name(object) + " is not a tensor; " + hint);
 }
 
-Input stage_pending(PendingInput& pending, size_t i, Method& method) {
+Input stage_pending(PendingInput& pending, size_t i, Method& method, bool recheck) {
   auto* host = std::get_if<HostTensor>(&pending.input);
   if (host == nullptr) return pending.input;  // staged already, or a scalar
-  if (pending.view) {
+  if (pending.view && recheck) {
     // Verify the pin: the same memory, the same length (an address alone is not enough).
     std::shared_ptr<Py_buffer> now;
     try {
@@ -361,7 +383,7 @@ Input stage_pending(PendingInput& pending, size_t i, Method& method) {
                   "resize(refcheck=False)); set the inputs again");
     }
   }
-  return stage(method, i, *host);
+  return stage(method, i, *host, /*scratch=*/true);
 }
 
 }  // namespace etclient::python

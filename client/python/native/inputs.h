@@ -43,6 +43,8 @@ PendingInput convert_input(const py::handle& object, size_t index, Method& metho
 
 // Re-checks a pinned input and copies it into shared memory; raises ValueError if its
 // memory moved or changed size since it was given (e.g. numpy's resize(refcheck=False)).
-Input stage_pending(PendingInput& pending, size_t index, Method& method);
+// Without `recheck` (for an input converted in the same call, the GIL held throughout:
+// no Python code ran in between) it only copies.
+Input stage_pending(PendingInput& pending, size_t index, Method& method, bool recheck = true);
 
 }  // namespace etclient::python

@@ -91,8 +91,9 @@ class NativeMethod {
     complete_ = true;
   }
 
-  // The pending inputs staged for a call (host memory copied into shared memory now).
-  std::vector<Input> staged_inputs() {
+  // The pending inputs staged for a call (host memory copied into shared memory now);
+  // `recheck`: whether pinned inputs may have moved since they were given.
+  std::vector<Input> staged_inputs(bool recheck = true) {
     if (!complete_) {
       throw py::value_error("method '" + method_->meta().name +
                             "' has no complete set of inputs (the last one given was refused, "
@@ -101,7 +102,7 @@ class NativeMethod {
     std::vector<Input> staged;
     try {
       for (size_t i = 0; i < pending_.size(); ++i)
-        staged.push_back(stage_pending(pending_[i], i, *method_));
+        staged.push_back(stage_pending(pending_[i], i, *method_, recheck));
     } catch (...) {
       pending_.clear();
       complete_ = false;
@@ -116,12 +117,13 @@ class NativeMethod {
   py::list run_into(const py::handle& inputs, const py::list& outputs) {
     Claim claim(*this);
     // None: the inputs given to set_inputs() (a method without inputs needs none).
+    const bool converting = !inputs.is_none() || method_->meta().inputs.empty();
     if (!inputs.is_none()) {
       set_inputs(inputs);
-    } else if (method_->meta().inputs.empty()) {
+    } else if (converting) {
       set_inputs(py::list());
     }
-    std::vector<Input> staged = staged_inputs();
+    std::vector<Input> staged = staged_inputs(/*recheck=*/!converting);
     into_.clear();
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!py::isinstance<PyTensor>(outputs[i])) {
@@ -164,7 +166,10 @@ class NativeMethod {
 
   py::list execute() {
     Claim claim(*this);
-    std::vector<Input> staged = staged_inputs();
+    return execute_staged(staged_inputs());
+  }
+
+  py::list execute_staged(const std::vector<Input>& staged) {
     Result<std::vector<SharedTensor>> outputs = Status(StatusCode::kInternal, "not run");
     {
       py::gil_scoped_release released;
@@ -185,7 +190,7 @@ class NativeMethod {
   py::list run(const py::handle& inputs) {
     Claim claim(*this);
     set_inputs(inputs);
-    return execute();
+    return execute_staged(staged_inputs(/*recheck=*/false));  // converted just now
   }
 
   std::string transport() const { return method_->transport(); }

@@ -166,6 +166,10 @@ class ETCLIENT_API Method {
   // Copies `host` into shared memory now, as input `index` is declared (its layout):
   // for callers whose host memory may change before the call (e.g. under a GIL).
   Result<SharedTensor> stage_input(size_t index, const HostTensor& host);
+  // The same into a buffer this method keeps for input `index` and reuses (no
+  // allocation once it is large enough): for staging right before a call. A later
+  // stage_scratch() of that input rewrites it, so pass it to the next call only.
+  Result<SharedTensor> stage_scratch(size_t index, const HostTensor& host);
   Status execute();
   Result<std::vector<SharedTensor>> outputs();  // fresh slots, as above
 
