@@ -262,3 +262,36 @@ TEST(Client, RepliesAreCheckedAgainstTheirSlot) {
 }
 
 }  // namespace et::testing
+
+namespace et::testing {
+namespace {
+
+TEST(Client, StagingBeforeACallReusesOneBufferPerInput) {
+  DaemonProcess daemon;
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  std::vector<int64_t> sizes;
+  const std::vector<float> x = npy_floats("mlp/forward.in0.npy", &sizes);
+  const std::vector<float> zeros(x.size(), 0.0f);
+  auto first = (*method)->stage_scratch(0, {zeros.data(), etclient::DType::kFloat32, sizes, {}});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  auto second = (*method)->stage_scratch(0, {x.data(), etclient::DType::kFloat32, sizes, {}});
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ(first->data(), second->data());  // the same buffer, rewritten
+  EXPECT_EQ(std::memcmp(second->data(), x.data(), x.size() * 4), 0);
+  auto out = (*method)->execute({*second});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_LT(max_diff((*out)[0], npy_floats("mlp/forward.out0.npy")), 1e-5);
+  // stage_input() gives a fresh buffer each time.
+  auto a = (*method)->stage_input(0, {x.data(), etclient::DType::kFloat32, sizes, {}});
+  auto b = (*method)->stage_input(0, {x.data(), etclient::DType::kFloat32, sizes, {}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->data(), b->data());
+}
+
+}  // namespace
+}  // namespace et::testing
