@@ -31,22 +31,13 @@ Status ServiceCore::open_fast_channel(const std::string& token, int memfd, int l
     close(link);
     return memory.status().with_context("fast path");
   }
-  std::vector<std::shared_ptr<FastChannel>> finished;  // joined outside the lock
+  reap_fast_channels();
   std::lock_guard<std::mutex> lock(s->mu);
   if (s->closed) {
     close(link);
     return unauthenticated("session: closed while opening a fast-path channel");
   }
   auto& open = s->channels;
-  for (auto it = open.begin(); it != open.end();) {
-    if ((*it)->finished()) {
-      finished.push_back(std::move(*it));
-      it = open.erase(it);
-      --fast_channels_;
-    } else {
-      ++it;
-    }
-  }
   if (open.size() >= limits_.max_fast_channels_per_session ||
       fast_channels_ >= limits_.max_fast_channels) {
     close(link);
@@ -68,6 +59,28 @@ Status ServiceCore::open_fast_channel(const std::string& token, int memfd, int l
   channel = started;
   open.push_back(std::move(started));
   return Status();
+}
+
+void ServiceCore::reap_fast_channels() {
+  std::vector<std::shared_ptr<Session>> sessions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [token, s] : sessions_) sessions.push_back(s);
+  }
+  std::vector<std::shared_ptr<FastChannel>> finished;  // joined outside the locks
+  for (const auto& s : sessions) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    auto& open = s->channels;
+    for (auto it = open.begin(); it != open.end();) {
+      if ((*it)->finished()) {
+        finished.push_back(std::move(*it));
+        it = open.erase(it);
+        --fast_channels_;
+      } else {
+        ++it;
+      }
+    }
+  }
 }
 
 namespace {

@@ -125,6 +125,9 @@ class ServiceCore {
                      const google::protobuf::RepeatedPtrField<pb::Value>& inputs, bool copy_inline);
   Status prepare_outputs(MethodSlot& slot);
   Status execute_locked(Session& s, MethodSlot& slot, uint64_t& micros);
+  // Forgets the channels of every session whose threads have ended (their links
+  // closed): they count against the limits until then.
+  void reap_fast_channels();
   // Counts a call of `s` for its duration; ResourceExhausted at max_calls_per_session.
   class CallCount;
   // Ok when `more` bytes of programs fit the session's limit. REQUIRES: s.mu held.

@@ -362,6 +362,25 @@ TEST(FastPath, ARefusedChannelFallsBackToGrpc) {
   EXPECT_TRUE((*second)->execute({*input}).ok());
 }
 
+TEST(FastPath, AClosedChannelGivesItsPlaceBack) {
+  // One channel in all: another session gets it once the first one's link closed.
+  DaemonProcess daemon({"--max-fast-channels", "1"});
+  TestClient a(daemon.socket()), b(daemon.socket());
+  std::string error;
+  {
+    auto first = FastTestChannel::open(a.fd_socket(), a.session(), &error);
+    ASSERT_TRUE(first) << error;
+    EXPECT_FALSE(FastTestChannel::open(b.fd_socket(), b.session(), &error));
+    EXPECT_NE(error.find("--max-fast-channels"), std::string::npos) << error;
+  }
+  std::unique_ptr<FastTestChannel> second;
+  for (int i = 0; i < 200 && !second; ++i) {  // until the first channel's thread ended
+    second = FastTestChannel::open(b.fd_socket(), b.session(), &error);
+    if (!second) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(second) << error;
+}
+
 TEST(FastPath, TheTransportOptionAndVariableForceGrpc) {
   DaemonProcess daemon;
   std::shared_ptr<etclient::Client> client;

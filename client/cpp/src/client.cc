@@ -255,6 +255,18 @@ struct MethodCalls {
   pb::GetOutputsResponse outputs_response;
   std::vector<std::shared_ptr<void>> held;  // the next call's bound inputs' slots
   std::vector<SharedTensor> scratch;        // stage_scratch()'s buffers, by input
+  // Slots of calls the daemon never answered in time (a hung daemon may still read or
+  // write them): kept for the Method's life rather than handed out again.
+  std::vector<std::shared_ptr<void>> abandoned;
+
+  // After a failed call: keeps its slots when the daemon may still use them.
+  void abandon_if_overdue(const Status& failed, const OutputSlots* outs) {
+    if (failed.code() != StatusCode::kDeadlineExceeded || !fast || !fast->broken()) return;
+    abandoned.insert(abandoned.end(), held.begin(), held.end());
+    if (outs) {
+      for (const auto& slot : *outs) abandoned.push_back(slot.second);
+    }
+  }
 
   // Sends `req` over the fast path when there is one and it fits, else with `rpc`.
   template <typename Req, typename Resp, typename Rpc>
@@ -360,7 +372,10 @@ Status Method::run(const std::vector<Input>& inputs, std::vector<SharedTensor>* 
     Status sent = c.send(etserver::FastCall::kRun, req, resp,
                          [&](grpc::ClientContext* ctx, const pb::RunRequest& q,
                              pb::RunResponse* r) { return client_->stub().Run(ctx, q, r); });
-    if (!sent.ok()) return sent;
+    if (!sent.ok()) {
+      c.abandon_if_overdue(sent, &outs);
+      return sent;
+    }
     held_inputs_.swap(c.held);  // an unplanned input stays bound to its slot
     if (into) return Wire::decode_into(resp.outputs(), *into);
     auto decoded = Wire::decode_outputs(client_->arena(), resp.outputs(), outs);
@@ -413,7 +428,10 @@ Status Method::set_inputs(const std::vector<Input>& inputs) {
         c.send(etserver::FastCall::kSetInputs, req, c.set_response,
                [&](grpc::ClientContext* ctx, const pb::SetInputsRequest& q,
                    pb::SetInputsResponse* r) { return client_->stub().SetInputs(ctx, q, r); });
-    if (!sent.ok()) return sent;
+    if (!sent.ok()) {
+      c.abandon_if_overdue(sent, nullptr);
+      return sent;
+    }
     held_inputs_.swap(c.held);
     return Status();
   });

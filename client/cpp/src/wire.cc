@@ -293,6 +293,11 @@ Status Wire::decode_into(const google::protobuf::RepeatedPtrField<pb::Value>& va
     }
     out.sizes_.clear();
     out.dim_order_.clear();
+    if (v.kind_case() != pb::Value::KIND_NOT_SET && !v.has_tensor() && out.capacity_ < 8) {
+      return Status(StatusCode::kInternal, "output " + std::to_string(i) +
+                                               ": the daemon's reply is a scalar where a "
+                                               "tensor of under 8 bytes was placed");
+    }
     if (v.kind_case() == pb::Value::kIntValue) {
       const int64_t x = v.int_value();
       std::memcpy(out.data_, &x, sizeof(x));

@@ -148,6 +148,8 @@ class ETCLIENT_API Method {
   // output_buffers() or Client::empty()), one per output: nothing is allocated per
   // call. Each is resized (sizes, dim order) to its result; their memory is rewritten
   // by every call. kInvalidArgument naming the output when one is missing or too small.
+  // After kDeadlineExceeded (a daemon that never answered) a daemon that recovers may
+  // still write into them.
   Status execute(const std::vector<Input>& inputs, std::vector<SharedTensor>& outputs);
   // One tensor per output, each as large as the output may be: for execute(inputs,
   // outputs). A scalar output gets an 8-byte slot.
