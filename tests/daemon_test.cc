@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <latch>
 #include <thread>
 
 namespace et::testing {
@@ -213,6 +214,7 @@ TEST(Daemon, ARequestDeadlineEndsWaitingForABusyWorker) {
   // call) at once, calls that wait for the worker give up with DEADLINE_EXCEEDED.
   DaemonProcess daemon({"--workers", "1", "--request-deadline-ms", "1"});
   std::atomic<int> ok{0}, deadline{0}, other{0};
+  std::latch loaded(2);
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&] {
@@ -229,6 +231,7 @@ TEST(Daemon, ARequestDeadlineEndsWaitingForABusyWorker) {
       req.set_session(c.session());
       req.set_method_handle(method);
       *req.add_inputs()->mutable_tensor() = image;
+      loaded.arrive_and_wait();  // both call at once, however long either took to load
       for (int i = 0; i < 20; ++i) {
         pb::RunResponse resp;
         grpc::Status s = c.run(req, &resp);
