@@ -11,7 +11,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "etclient/client.h"
@@ -58,6 +60,22 @@ MessageHeader raw_call(FastTestChannel& ch, uint32_t kind, uint32_t length, cons
   answer->assign(reinterpret_cast<const char*>(ch.base() + layout.response_offset + sizeof(out)),
                  std::min<size_t>(out.length, layout.message_capacity()));
   return out;
+}
+
+// 'T' when every thread of the process is stopped, else the state letter of the first
+// one that is not (from /proc/PID/task/TID/stat).
+char process_state(pid_t pid) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t paren = stat.rfind(')');
+    const char state =
+        paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+    if (state != 'T') return state;
+  }
+  return ec ? '?' : 'T';
 }
 
 int daemon_threads(pid_t pid) {
@@ -286,6 +304,11 @@ TEST(FastPath, AStoppedDaemonEndsTheWaitAfterItsDeadlines) {
   ASSERT_TRUE(input.ok());
   ASSERT_TRUE(method->execute({*input}).ok());
   kill(daemon.pid(), SIGSTOP);
+  // kill() returns before the daemon's threads have stopped: wait until it has.
+  for (int i = 0; i < 2000 && process_state(daemon.pid()) != 'T'; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(process_state(daemon.pid()), 'T');
   const auto start = Clock::now();
   auto out = method->execute({*input});
   const auto waited = Clock::now() - start;
