@@ -82,18 +82,13 @@ bool FastChannel::poll_until(uint32_t last, Clock::time_point until, uint32_t& s
 
 bool FastChannel::sleep_until(uint32_t last, Clock::time_point until, uint32_t& seq) {
   for (;;) {
-    timespec left{};
-    const timespec* timeout = nullptr;
-    if (until != Clock::time_point::max()) {
-      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(until - Clock::now());
-      if (ns.count() <= 0) return false;
-      left = {static_cast<time_t>(ns.count() / 1'000'000'000),
-              static_cast<long>(ns.count() % 1'000'000'000)};
-      timeout = &left;
-    }
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(until - Clock::now());
+    if (ns.count() <= 0) return false;
+    const timespec left{static_cast<time_t>(ns.count() / 1'000'000'000),
+                        static_cast<long>(ns.count() % 1'000'000'000)};
     header_->daemon_waiting.store(1, std::memory_order_seq_cst);
     seq = header_->request_seq.load(std::memory_order_seq_cst);
-    if (seq == last && !stop_.load()) etserver::futex_wait(&header_->request_seq, last, timeout);
+    if (seq == last && !stop_.load()) etserver::futex_wait(&header_->request_seq, last, &left);
     header_->daemon_waiting.store(0, std::memory_order_relaxed);
     if (stop_.load()) return true;
     seq = header_->request_seq.load(std::memory_order_acquire);
