@@ -261,9 +261,6 @@ TEST(Client, RepliesAreCheckedAgainstTheirSlot) {
   EXPECT_FALSE(etclient::check_output_reply(0, t, slot).ok());
 }
 
-}  // namespace et::testing
-
-namespace et::testing {
 namespace {
 
 TEST(Client, StagingBeforeACallReusesOneBufferPerInput) {

@@ -240,7 +240,7 @@ TEST(FastPath, OneSessionsLongCallDoesNotHoldUpAnothers) {
     }
   });
   TestClient b(daemon.socket());
-  const uint64_t add = load(b, "mlp");
+  const uint64_t short_method = load(b, "mlp");
   while (long_calls_done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // A short call made while a long call of another session runs ends before it does
   // (either one ordering is enough: run a few in case one lands at a call's very end).
@@ -248,7 +248,7 @@ TEST(FastPath, OneSessionsLongCallDoesNotHoldUpAnothers) {
   for (int attempt = 0; attempt < 5 && !overtook; ++attempt) {
     const int before = long_calls_done;
     pb::RunResponse resp;
-    ASSERT_TRUE(b.run(mlp_request(b, add), &resp).ok());
+    ASSERT_TRUE(b.run(mlp_request(b, short_method), &resp).ok());
     overtook = long_calls_done == before;
   }
   stop = true;

@@ -169,6 +169,18 @@ class NativeMethod {
     return execute_staged(staged_inputs());
   }
 
+  py::list run(const py::handle& inputs) {
+    Claim claim(*this);
+    set_inputs(inputs);
+    return execute_staged(staged_inputs(/*recheck=*/false));  // converted just now
+  }
+
+  std::string transport() const { return method_->transport(); }
+
+  PyTensor input_buffer(size_t index) { return PyTensor{unwrap(method_->empty_input(index))}; }
+
+ private:
+  // Runs the call with inputs already staged and wraps its results.
   py::list execute_staged(const std::vector<Input>& staged) {
     Result<std::vector<SharedTensor>> outputs = Status(StatusCode::kInternal, "not run");
     {
@@ -187,17 +199,6 @@ class NativeMethod {
     return out;
   }
 
-  py::list run(const py::handle& inputs) {
-    Claim claim(*this);
-    set_inputs(inputs);
-    return execute_staged(staged_inputs(/*recheck=*/false));  // converted just now
-  }
-
-  std::string transport() const { return method_->transport(); }
-
-  PyTensor input_buffer(size_t index) { return PyTensor{unwrap(method_->empty_input(index))}; }
-
- private:
   // A Method is one-thread-at-a-time: a second thread is refused, loudly; the same
   // thread may nest (run() = set_inputs() + execute()).
   class Claim {
