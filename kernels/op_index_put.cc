@@ -1,17 +1,55 @@
 // aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False,
 //     *, Tensor(a!) out)
-// Integer index tensors on leading dims (broadcast together); values broadcast to the
-// indexed region. Later writes to the same place win (accumulate adds).
+// aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False)
+//     -> Tensor(a!)
+// out (or self) = self with self[indices] = values: advanced indexing as in
+// advanced_index.h (None, integer tensors, bool masks), values broadcast to the
+// indexed shape. Where indices repeat, the last write wins; accumulate adds them all.
+// Decoder KV caches are written this way (`cache[:, :, pos] = k`).
 #include <fmt/format.h>
 
-#include <vector>
-
+#include "kernels/advanced_index.h"
 #include "kernels/convert.h"
-#include "kernels/index_util.h"
+#include "kernels/copy_util.h"
+#include "kernels/dense.h"
 #include "kernels/integer_math.h"
 
 namespace et::kernels {
 namespace {
+
+Status index_put_into(const KernelContext& ctx, const Tensor& self, std::span<Tensor* const> list,
+                      const Tensor& values, bool accumulate, Tensor& out) {
+  if (self.dtype() != out.dtype() || values.dtype() != self.dtype()) {
+    return ctx.fail(fmt::format("values are {}, the tensor {}: index_put needs one dtype",
+                                scalar_type_name(values.dtype()), scalar_type_name(self.dtype())));
+  }
+  if (&out != &self) {
+    ET_RETURN_IF_ERROR(resize_output(ctx, out, shape_of(self)));
+    ET_RETURN_IF_ERROR(copy_logical(ctx, self, out));
+  }
+  ET_ASSIGN_OR_RETURN(AdvancedIndex plan, plan_advanced_index(ctx, self, list, out.strides()));
+  int64_t total = 1;
+  for (int d = 0; d < plan.result.rank; ++d) total *= plan.result.sizes[d];
+  if (total == 0) return Status();
+  return dispatch_compute(ctx, self.dtype(), [&](auto zero) -> Status {
+    using C = decltype(zero);
+    ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({total}, sizeof(C)));
+    C* v = static_cast<C*>(scratch);
+    const std::array<int64_t, kMaxRank> dense = row_major_strides(plan.result);
+    ET_RETURN_IF_ERROR(gather_as<C>(ctx, values, plan.result,
+                                    {dense.data(), static_cast<size_t>(plan.result.rank)}, v));
+    const bool ok = visit_dtype(out.dtype(), [&](auto out_zero) {
+      using T = decltype(out_zero);
+      T* o = out.data_as<T>();
+      for (int64_t n = 0; n < total; ++n) {
+        T& dst = o[plan.offsets[n]];
+        dst = accumulate ? convert_value<T>(wrapping_add(convert_value<C>(dst), v[n]))
+                         : convert_value<T>(v[n]);
+      }
+    });
+    return ok ? Status() : ctx.unsupported("dtype is not supported");
+  });
+}
 
 Status index_put_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
@@ -19,70 +57,19 @@ Status index_put_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const Tensor* values, ctx.input(2));
   ET_ASSIGN_OR_RETURN(bool accumulate, ctx.bool_arg(3));
   ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(4));
-  if (self->dtype() != out->dtype() || values->dtype() != self->dtype())
-    return ctx.fail("dtypes differ");
-  if (list.empty() || static_cast<int>(list.size()) > self->dim())
-    return ctx.fail("wrong number of indices");
-  const size_t k = list.size();
-  for (size_t d = 0; d < k; ++d) {
-    if (list[d] == nullptr) return ctx.unsupported("None among the indices");
-    if (list[d]->dtype() == ScalarType::kBool || list[d]->dtype() == ScalarType::kByte) {
-      return ctx.unsupported("boolean mask indices");
-    }
-    if (list[d]->numel() != list[0]->numel() || list[d]->dim() > 1) {
-      return ctx.unsupported("index tensors that are not 1-d of one length");
-    }
-  }
-  ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape_of(*self)));
-  ET_RETURN_IF_ERROR(copy_logical(ctx, *self, *out));
-  const int64_t count = list[0]->numel();
-  std::vector<const int64_t*> idx(k);
-  for (size_t d = 0; d < k; ++d) {
-    ET_ASSIGN_OR_RETURN(idx[d], checked_indices(ctx, *list[d], self->size(static_cast<int>(d))));
-  }
-  // The region each index addresses: the remaining dims.
-  Shape region;
-  for (int d = static_cast<int>(k); d < self->dim(); ++d)
-    region.sizes[region.rank++] = self->size(d);
-  Shape target;  // [count, region...] for broadcasting values
-  target.sizes[target.rank++] = count;
-  for (int d = 0; d < region.rank; ++d) target.sizes[target.rank++] = region.sizes[d];
-  int64_t region_count = 1;
-  for (int d = 0; d < region.rank; ++d) region_count *= region.sizes[d];
-  return dispatch_compute(ctx, self->dtype(), [&](auto zero) -> Status {
-    using C = decltype(zero);
-    ET_ASSIGN_OR_RETURN(void* scratch,
-                        ctx.temp(static_cast<size_t>(count * region_count) * sizeof(C) + 1));
-    C* v = static_cast<C*>(scratch);
-    const std::array<int64_t, kMaxRank> dense = row_major_strides(target);
-    ET_RETURN_IF_ERROR(
-        gather_as<C>(ctx, *values, target, {dense.data(), static_cast<size_t>(target.rank)}, v));
-    const bool ok = visit_dtype(out->dtype(), [&](auto out_zero) {
-      using T = decltype(out_zero);
-      T* o = out->data_as<T>();
-      for (int64_t i = 0; i < count; ++i) {
-        int64_t base = 0;
-        for (size_t d = 0; d < k; ++d) base += idx[d][i] * out->stride(static_cast<int>(d));
-        std::array<int64_t, kMaxRank> pos{};
-        for (int64_t r = 0; r < region_count; ++r) {
-          int64_t off = base;
-          for (int d = 0; d < region.rank; ++d)
-            off += pos[d] * out->stride(static_cast<int>(k) + d);
-          const C value = v[i * region_count + r];
-          o[off] = accumulate ? convert_value<T>(wrapping_add(convert_value<C>(o[off]), value))
-                              : convert_value<T>(value);
-          for (int d = region.rank - 1; d >= 0; --d) {
-            if (++pos[d] < region.sizes[d]) break;
-            pos[d] = 0;
-          }
-        }
-      }
-    });
-    return ok ? Status() : ctx.unsupported("dtype is not supported");
-  });
+  return index_put_into(ctx, *self, list, *values, accumulate, *out);
+}
+
+Status index_put_inplace(KernelContext& ctx) {
+  ET_ASSIGN_OR_RETURN(Tensor * self, ctx.output(0));
+  ET_ASSIGN_OR_RETURN(auto list, ctx.tensor_list_arg(1));
+  ET_ASSIGN_OR_RETURN(const Tensor* values, ctx.input(2));
+  ET_ASSIGN_OR_RETURN(bool accumulate, ctx.bool_arg(3));
+  return index_put_into(ctx, *self, list, *values, accumulate, *self);
 }
 
 ET_REGISTER_KERNEL("aten::index_put.out", index_put_out);
+ET_REGISTER_KERNEL("aten::index_put_", index_put_inplace);
 
 }  // namespace
 }  // namespace et::kernels

@@ -22,16 +22,19 @@ struct Sequence {
   const char* model;
   const char* method;
   int calls;
+  int inputs = 1;
+  double tolerance = 1e-5;  // absolute and relative
 };
 
 void PrintTo(const Sequence& s, std::ostream* os) { *os << s.model << "." << s.method; }
 
 // export.py names files <model>/<method>.in0.npy for the first call and
 // <model>/<method>.call<k>.in0.npy for call k.
-std::string file(const Sequence& s, int call, const char* kind) {
+std::string file(const Sequence& s, int call, const char* kind, int index = 0) {
   const std::string prefix = std::string(s.model) + "/" + s.method;
-  return fixture_path(call == 0 ? prefix + "." + kind + "0.npy"
-                                : prefix + ".call" + std::to_string(call) + "." + kind + "0.npy");
+  const std::string name = std::string(kind) + std::to_string(index) + ".npy";
+  return fixture_path(call == 0 ? prefix + "." + name
+                                : prefix + ".call" + std::to_string(call) + "." + name);
 }
 
 class Sequences : public ::testing::TestWithParam<Sequence> {};
@@ -43,15 +46,25 @@ TEST_P(Sequences, EachCallMatchesEager) {
   auto method = Method::load(program, s.method);
   ASSERT_TRUE(method.ok()) << method.status().to_string();
   for (int call = 0; call < s.calls; ++call) {
-    auto input = tools::read_npy(file(s, call, "in"));
+    std::vector<tools::NpyArray> arrays;
+    std::vector<InputValue> inputs;
+    for (int i = 0; i < s.inputs; ++i) {
+      auto input = tools::read_npy(file(s, call, "in", i));
+      ASSERT_TRUE(input.ok()) << input.status().to_string();
+      arrays.push_back(std::move(input).value());
+    }
+    for (tools::NpyArray& a : arrays) {
+      TensorView view;
+      view.data = a.data.data();
+      view.nbytes = a.data.size();
+      view.dtype = a.dtype;
+      view.sizes = a.shape;
+      inputs.push_back(InputValue::of_tensor(view));
+    }
     auto expected = tools::read_npy(file(s, call, "out"));
-    ASSERT_TRUE(input.ok() && expected.ok()) << input.status().to_string();
-    TensorView view;
-    view.data = input->data.data();
-    view.nbytes = input->data.size();
-    view.dtype = input->dtype;
-    view.sizes = input->shape;
-    ASSERT_TRUE((*method)->set_inputs({{InputValue::of_tensor(view)}}).ok());
+    ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+    Status set = (*method)->set_inputs(inputs);
+    ASSERT_TRUE(set.ok()) << "call " << call << ": " << set.to_string();
     Status run = (*method)->execute();
     ASSERT_TRUE(run.ok()) << "call " << call << ": " << run.to_string();
     const Tensor& out = (*(*method)->output(0))->to_tensor();
@@ -60,7 +73,7 @@ TEST_P(Sequences, EachCallMatchesEager) {
     const float* got = out.data_as<const float>();
     const auto* want = reinterpret_cast<const float*>(expected->data.data());
     for (int64_t i = 0; i < out.numel(); ++i) {
-      ASSERT_NEAR(got[i], want[i], 1e-5 + 1e-5 * std::abs(want[i]))
+      ASSERT_NEAR(got[i], want[i], s.tolerance + s.tolerance * std::abs(want[i]))
           << "call " << call << " element " << i;
     }
   }
@@ -69,7 +82,10 @@ TEST_P(Sequences, EachCallMatchesEager) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, Sequences,
                          ::testing::Values(Sequence{"mutable_buffer", "forward", 3},
                                            Sequence{"zoo_copy_", "float32", 2},
-                                           Sequence{"dynamic_batch", "forward", 3}),
+                                           Sequence{"dynamic_batch", "forward", 3},
+                                           // prefill, then 6 greedy decode steps
+                                           Sequence{"llama_decode", "forward", 7, 2, 1e-4},
+                                           Sequence{"llama_decode_xnnpack", "forward", 7, 2, 1e-4}),
                          [](const auto& param_info) {
                            std::string name = param_info.param.model;
                            for (char& c : name) c = c == '_' ? 'X' : c;

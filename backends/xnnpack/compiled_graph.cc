@@ -1,6 +1,7 @@
 #include "backends/xnnpack/compiled_graph.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,6 +68,69 @@ Result<std::shared_ptr<CompiledGraph>> CompiledGraph::create(Graph graph,
   compiled->made_ = 1;
   compiled->idle_.push_back(std::move(first));
   return compiled;
+}
+
+Result<std::shared_ptr<const CompiledGraph>> CompiledGraph::for_input_dims(
+    std::span<const std::vector<size_t>> input_dims) const {
+  if (input_dims.size() != graph_.num_inputs) {
+    return invalid_argument(fmt::format("XNNPACK graph: {} input shapes for {} inputs",
+                                        input_dims.size(), graph_.num_inputs));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Specialized& s : shapes_) {
+      if (std::equal(s.input_dims.begin(), s.input_dims.end(), input_dims.begin(),
+                     input_dims.end())) {
+        s.last_use = ++uses_;
+        return s.graph;
+      }
+    }
+  }
+  std::vector<std::vector<size_t>> dims(graph_.values.size());
+  for (size_t id = 0; id < graph_.values.size(); ++id) dims[id] = graph_.values[id].dims;
+  for (size_t i = 0; i < input_dims.size(); ++i) {
+    const GraphValue& v = graph_.values[graph_.externals[i]];
+    const std::vector<size_t>& want = input_dims[i];
+    bool fits = want.size() == v.dims.size();
+    for (size_t d = 0; fits && d < want.size(); ++d) fits = want[d] <= v.dims[d];
+    if (!fits) {
+      return invalid_argument(
+          fmt::format("XNNPACK graph input {} has dims [{}], above the [{}] it was exported for", i,
+                      fmt::join(want, ","), fmt::join(v.dims, ",")));
+    }
+    dims[graph_.externals[i]] = want;
+  }
+  ET_RETURN_IF_ERROR(infer_dims(graph_, dims));
+  Graph shaped;
+  shaped.values = graph_.values;
+  shaped.nodes = graph_.nodes;
+  shaped.externals = graph_.externals;
+  shaped.num_inputs = graph_.num_inputs;
+  for (size_t id = 0; id < shaped.values.size(); ++id) {
+    GraphValue& v = shaped.values[id];
+    if (!v.defined || v.data) continue;
+    v.dims = dims[id];
+    v.numel = 1;
+    for (size_t d : v.dims) v.numel *= d;
+  }
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<CompiledGraph> compiled,
+                      CompiledGraph::create(std::move(shaped), options_));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Specialized& s : shapes_) {  // another thread compiled it meanwhile
+    if (std::equal(s.input_dims.begin(), s.input_dims.end(), input_dims.begin(),
+                   input_dims.end())) {
+      s.last_use = ++uses_;
+      return s.graph;
+    }
+  }
+  if (shapes_.size() >= std::max<size_t>(1, options_.max_shapes)) {
+    auto oldest = std::min_element(
+        shapes_.begin(), shapes_.end(),
+        [](const Specialized& a, const Specialized& b) { return a.last_use < b.last_use; });
+    shapes_.erase(oldest);
+  }
+  shapes_.push_back(Specialized{{input_dims.begin(), input_dims.end()}, compiled, ++uses_});
+  return std::shared_ptr<const CompiledGraph>(std::move(compiled));
 }
 
 Status CompiledGraph::plan() {

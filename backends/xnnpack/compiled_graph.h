@@ -33,6 +33,10 @@ struct CompileOptions {
   // Refuse graphs whose non-constant values together exceed this (ResourceExhausted),
   // so a hostile payload cannot make the process allocate without bound.
   size_t max_activation_bytes = size_t{4} << 30;
+  // Distinct input shapes (below the declared upper bounds) one graph keeps compiled;
+  // beyond this many the least recently used is dropped (each holds its own packed
+  // weights: the installed XNNPACK cannot reshape a runtime or share weights).
+  size_t max_shapes = 8;
   // Graphs with fewer activation bytes than this run XNNPACK on the calling thread:
   // waking the pool costs more than it saves on tiny operators.
   size_t parallel_min_bytes = size_t{1} << 20;
@@ -65,6 +69,16 @@ class CompiledGraph {
   // Thread-safe: concurrent calls use different replicas.
   Status run(std::span<void* const> externals) const;
 
+  // This graph compiled for inputs of `input_dims` (one per graph input, in external id
+  // order): the method's dynamic dims, each at most the declared one. Every node's
+  // dims follow from the inputs (shapes.h: infer_dims); the result is planned and
+  // compiled like the original and cached (CompileOptions::max_shapes). The result
+  // shares this graph's constants: keep this graph alive while using it.
+  // Errors: InvalidArgument naming the input whose dims exceed the declared ones or a
+  // node the dims do not fit; errors of create(). Thread-safe.
+  Result<std::shared_ptr<const CompiledGraph>> for_input_dims(
+      std::span<const std::vector<size_t>> input_dims) const;
+
  private:
   struct Replica;
   struct ReplicaDeleter {
@@ -88,6 +102,13 @@ class CompiledGraph {
   mutable std::condition_variable freed_;
   mutable std::vector<ReplicaPtr> idle_;  // GUARDED_BY(mu_)
   mutable size_t made_ = 0;               // GUARDED_BY(mu_)
+  struct Specialized {
+    std::vector<std::vector<size_t>> input_dims;
+    std::shared_ptr<const CompiledGraph> graph;
+    uint64_t last_use = 0;
+  };
+  mutable std::vector<Specialized> shapes_;  // GUARDED_BY(mu_)
+  mutable uint64_t uses_ = 0;                // GUARDED_BY(mu_)
 };
 
 }  // namespace et::xnn

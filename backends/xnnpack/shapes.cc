@@ -18,7 +18,10 @@ using Dims = std::vector<size_t>;
 
 class NodeChecker {
  public:
-  NodeChecker(const Graph& graph, const GraphNode& node) : graph_(graph), node_(node) {}
+  // With `dims`, infers: reads every value's dims from it and writes the node's
+  // outputs' dims there. Without, checks the declared output dims.
+  NodeChecker(const Graph& graph, const GraphNode& node, std::vector<Dims>* dims = nullptr)
+      : graph_(graph), node_(node), dims_(dims) {}
 
   Status check() {
     ET_RETURN_IF_ERROR(check_flags());
@@ -72,14 +75,8 @@ class NodeChecker {
         for (size_t d = 0; d < x.size(); ++d) out[d] += node_.list[d] + node_.list2[d];
         return expect_output(out);
       }
-      case NodeType::kStaticReshape: {
-        if (node_.list != value(node_.outputs[0]).dims) {
-          return fail(fmt::format("new shape [{}] is not the output's dims [{}]",
-                                  fmt::join(node_.list, ","),
-                                  fmt::join(value(node_.outputs[0]).dims, ",")));
-        }
-        return same_count_and_type();
-      }
+      case NodeType::kStaticReshape:
+        return check_reshape();
       case NodeType::kStaticTranspose:
         return check_transpose();
       case NodeType::kStaticSlice:
@@ -106,7 +103,14 @@ class NodeChecker {
 
  private:
   const GraphValue& value(uint32_t id) const { return graph_.values[id]; }
-  const Dims& in(size_t i) const { return value(node_.inputs[i]).dims; }
+  const Dims& in(size_t i) const {
+    return dims_ != nullptr ? (*dims_)[node_.inputs[i]] : value(node_.inputs[i]).dims;
+  }
+  static size_t count(const Dims& dims) {
+    size_t n = 1;
+    for (size_t d : dims) n *= d;
+    return n;
+  }
 
   Status fail(std::string message) const {
     return invalid_program(fmt::format("XNNPACK {} (debug handle {}): {}",
@@ -146,9 +150,11 @@ class NodeChecker {
     return Status();
   }
 
-  Status expect_output(const Dims& dims, bool same_type = true) const {
-    const GraphValue& out = value(node_.outputs[0]);
-    if (out.dims != dims) {
+  Status expect_output(const Dims& dims, bool same_type = true, size_t output = 0) const {
+    const GraphValue& out = value(node_.outputs[output]);
+    if (dims_ != nullptr) {
+      (*dims_)[node_.outputs[output]] = dims;
+    } else if (out.dims != dims) {
       return fail(fmt::format("output dims [{}], the inputs give [{}]", fmt::join(out.dims, ","),
                               fmt::join(dims, ",")));
     }
@@ -164,14 +170,39 @@ class NodeChecker {
            t != DataType::kBf16;
   }
 
-  Status same_count_and_type() const {
+  // The new shape may leave one dim 0: inferred from the input's element count (the
+  // exporter writes the method's dynamic dims so).
+  Status check_reshape() const {
     const GraphValue& x = value(node_.inputs[0]);
     const GraphValue& out = value(node_.outputs[0]);
-    if (x.numel != out.numel || x.dtype != out.dtype) {
-      return fail(fmt::format("input has {} {} elements, output {} {}", x.numel,
-                              data_type_name(x.dtype), out.numel, data_type_name(out.dtype)));
+    if (x.dtype != out.dtype) {
+      return fail(fmt::format("input is {}, output {}", data_type_name(x.dtype),
+                              data_type_name(out.dtype)));
     }
-    return Status();
+    const size_t numel = count(in(0));
+    Dims shape = node_.list;
+    size_t known = 1, inferred = shape.size();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] != 0) {
+        known *= shape[d];
+      } else if (inferred == shape.size()) {
+        inferred = d;
+      } else {
+        return fail(fmt::format("new shape [{}] leaves more than one dim to infer",
+                                fmt::join(node_.list, ",")));
+      }
+    }
+    if (inferred < shape.size()) {
+      if (known == 0 || numel % known != 0) {
+        return fail(fmt::format("cannot infer a dim of [{}] from {} elements",
+                                fmt::join(node_.list, ","), numel));
+      }
+      shape[inferred] = numel / known;
+    } else if (known != numel) {
+      return fail(fmt::format("new shape [{}] holds {} elements, the input [{}] {}",
+                              fmt::join(node_.list, ","), known, fmt::join(in(0), ","), numel));
+    }
+    return expect_output(shape);
   }
 
   Status check_fully_connected() const {
@@ -259,7 +290,7 @@ class NodeChecker {
     if (padded_h < eff_h || padded_w < eff_w)
       return fail("the pool is larger than the padded input");
     const Dims out = {x[0], (padded_h - eff_h) / sh + 1, (padded_w - eff_w) / sw + 1, x[3]};
-    if (argmax && value(node_.outputs[1]).dims != out) return fail("index output dims differ");
+    if (argmax) ET_RETURN_IF_ERROR(expect_output(out, /*same_type=*/false, 1));
     return expect_output(out);
   }
 
@@ -384,7 +415,23 @@ class NodeChecker {
 
   const Graph& graph_;
   const GraphNode& node_;
+  std::vector<Dims>* dims_;
 };
+
+Status check_inputs_present(const GraphNode& node) {
+  const bool has_bias = node.type == NodeType::kFullyConnected || node.type == NodeType::kConv2d ||
+                        node.type == NodeType::kDepthwiseConv2d ||
+                        node.type == NodeType::kConvTranspose2d;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const bool optional =
+        (has_bias && i == 2) || (node.type == NodeType::kScaledDotProductAttention && i == 4);
+    if (node.inputs[i] == kNoValue && !optional) {
+      return invalid_program(fmt::format("XNNPACK {} (debug handle {}): input {} is missing",
+                                         node_type_name(node.type), node.debug_handle, i));
+    }
+  }
+  return Status();
+}
 
 }  // namespace
 
@@ -402,18 +449,19 @@ bool broadcast_dims(std::span<const size_t> a, std::span<const size_t> b,
 }
 
 Status check_node(const Graph& graph, const GraphNode& node) {
-  const bool has_bias = node.type == NodeType::kFullyConnected || node.type == NodeType::kConv2d ||
-                        node.type == NodeType::kDepthwiseConv2d ||
-                        node.type == NodeType::kConvTranspose2d;
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const bool optional =
-        (has_bias && i == 2) || (node.type == NodeType::kScaledDotProductAttention && i == 4);
-    if (node.inputs[i] == kNoValue && !optional) {
-      return invalid_program(fmt::format("XNNPACK {} (debug handle {}): input {} is missing",
-                                         node_type_name(node.type), node.debug_handle, i));
-    }
-  }
+  ET_RETURN_IF_ERROR(check_inputs_present(node));
   return NodeChecker(graph, node).check();
+}
+
+Status infer_dims(const Graph& graph, std::vector<std::vector<size_t>>& dims) {
+  if (dims.size() != graph.values.size()) {
+    return invalid_argument("infer_dims: one dims entry per value is needed");
+  }
+  for (const GraphNode& node : graph.nodes) {
+    ET_RETURN_IF_ERROR(check_inputs_present(node));
+    ET_RETURN_IF_ERROR(NodeChecker(graph, node, &dims).check());
+  }
+  return Status();
 }
 
 }  // namespace et::xnn

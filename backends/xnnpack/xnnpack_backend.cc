@@ -44,13 +44,24 @@ class XnnpackInstance final : public DelegateInstance {
       : graph_(std::move(graph)), buffers_(graph_->graph().externals.size(), nullptr) {}
 
   Status execute(KernelContext& ctx) override {
-    const xnn::Graph& g = graph_->graph();
-    if (ctx.num_args() != g.externals.size()) {
+    const xnn::Graph& declared = graph_->graph();
+    if (ctx.num_args() != declared.externals.size()) {
       return ctx.fail(
           fmt::format("the delegate call passes {} arguments, the XNNPACK graph "
                       "has {} inputs and outputs",
-                      ctx.num_args(), g.externals.size()));
+                      ctx.num_args(), declared.externals.size()));
     }
+    // Inputs below their declared (upper-bound) dims run a graph compiled for them.
+    const CompiledGraph* graph = graph_.get();
+    std::shared_ptr<const CompiledGraph> shaped;
+    ET_RETURN_IF_ERROR(input_dims(ctx, declared));
+    if (dynamic_) {
+      Result<std::shared_ptr<const CompiledGraph>> r = graph_->for_input_dims(dims_);
+      if (!r.ok()) return ctx.fail(std::string(r.status().message()));
+      shaped = std::move(r).value();
+      graph = shaped.get();
+    }
+    const xnn::Graph& g = graph->graph();
     widen_.clear();
     for (size_t i = 0; i < g.externals.size(); ++i) {
       const bool is_output = i >= g.num_inputs;
@@ -58,16 +69,16 @@ class XnnpackInstance final : public DelegateInstance {
       Tensor* t = nullptr;
       if (is_output) {
         ET_ASSIGN_OR_RETURN(t, ctx.output(i));
+        if (dynamic_) ET_RETURN_IF_ERROR(resize_to(ctx, *t, v.dims, i - g.num_inputs));
       } else {
         ET_ASSIGN_OR_RETURN(const Tensor* in, ctx.input(i));
         t = const_cast<Tensor*>(in);  // only read
       }
       if (static_cast<size_t>(t->numel()) != v.numel) {
-        return ctx.fail(fmt::format(
-            "{} {} has sizes [{}], the XNNPACK graph was exported for [{}] in dim order; "
-            "XNNPACK graphs have static shapes, so re-export for this shape",
-            is_output ? "output" : "input", is_output ? i - g.num_inputs : i,
-            fmt::join(t->sizes(), ", "), fmt::join(v.dims, ", ")));
+        return ctx.fail(
+            fmt::format("{} {} has sizes [{}], the XNNPACK graph has [{}] in dim order for it",
+                        is_output ? "output" : "input", is_output ? i - g.num_inputs : i,
+                        fmt::join(t->sizes(), ", "), fmt::join(v.dims, ", ")));
       }
       if (same_layout(t->dtype(), v.dtype)) {
         buffers_[i] = t->mutable_data();
@@ -84,7 +95,7 @@ class XnnpackInstance final : public DelegateInstance {
     }
     if (widen_.size() > 1) return ctx.unsupported("more than one int64 output");
     for (const auto& [i, t] : widen_) buffers_[i] = scratch_.data();
-    ET_RETURN_IF_ERROR(graph_->run(buffers_));
+    ET_RETURN_IF_ERROR(graph->run(buffers_));
     for (const auto& [i, t] : widen_) {
       auto* out = t->data_as<int64_t>();
       for (int64_t e = 0; e < t->numel(); ++e) out[e] = scratch_[static_cast<size_t>(e)];
@@ -93,7 +104,42 @@ class XnnpackInstance final : public DelegateInstance {
   }
 
  private:
+  // Fills dims_ with each input's sizes in its dim order (as XNNPACK sees it) and sets
+  // dynamic_ when any differs from the declared dims.
+  Status input_dims(KernelContext& ctx, const xnn::Graph& g) {
+    dims_.resize(g.num_inputs);
+    dynamic_ = false;
+    for (size_t i = 0; i < g.num_inputs; ++i) {
+      ET_ASSIGN_OR_RETURN(const Tensor* t, ctx.input(i));
+      std::vector<size_t>& d = dims_[i];
+      const xnn::GraphValue& v = g.values[g.externals[i]];
+      if (static_cast<size_t>(t->dim()) != v.dims.size()) {
+        d = v.dims;  // e.g. a 0-d tensor as XNNPACK's [1]: the element count is checked later
+        continue;
+      }
+      d.resize(static_cast<size_t>(t->dim()));
+      for (int k = 0; k < t->dim(); ++k) d[k] = static_cast<size_t>(t->size(t->dim_order()[k]));
+      dynamic_ |= d != v.dims;
+    }
+    return Status();
+  }
+
+  // Resizes output `index` to `dims` given in its dim order.
+  static Status resize_to(KernelContext& ctx, Tensor& t, const std::vector<size_t>& dims,
+                          size_t index) {
+    if (dims.size() != static_cast<size_t>(t.dim())) {
+      return Status();  // e.g. a 0-d output as XNNPACK's [1]: the element count is checked later
+    }
+    std::array<int64_t, kMaxRank> sizes{};
+    for (int k = 0; k < t.dim(); ++k) sizes[t.dim_order()[k]] = static_cast<int64_t>(dims[k]);
+    Status s = t.resize(std::span<const int64_t>(sizes.data(), dims.size()));
+    if (!s.ok()) return ctx.fail(fmt::format("output {}: {}", index, s.message()));
+    return Status();
+  }
+
   std::shared_ptr<const CompiledGraph> graph_;
+  std::vector<std::vector<size_t>> dims_;
+  bool dynamic_ = false;
   std::vector<void*> buffers_;
   std::vector<int32_t> scratch_;
   std::vector<std::pair<size_t, Tensor*>> widen_;
@@ -131,6 +177,10 @@ xnn::CompileOptions options_from_environment() {
   xnn::CompileOptions options;
   if (const char* p = std::getenv("ET_XNNPACK_PARTITION"); p && std::strcmp(p, "node") == 0) {
     options.partitioning = xnn::Partitioning::kNodeByNode;
+  }
+  if (const char* n = std::getenv("ET_XNNPACK_SHAPES")) {
+    const long v = std::strtol(n, nullptr, 10);
+    if (v > 0) options.max_shapes = static_cast<size_t>(v);
   }
   if (const char* r = std::getenv("ET_XNNPACK_REPLICAS")) {
     const long n = std::strtol(r, nullptr, 10);

@@ -162,6 +162,9 @@ def lower(spec: ModelSpec):
 
         partitioner = [XnnpackPartitioner()]
     edge = to_edge_transform_and_lower(programs, partitioner=partitioner)
+    for m in spec.methods:  # export may leave mutations in place (index_put_) until here
+        mutated = edge.exported_program(m.name).graph_signature.buffers_to_mutate
+        m.stateful = m.stateful or bool(mutated)  # type: ignore[attr-defined]
     config = ExecutorchBackendConfig(
         memory_planning_pass=MemoryPlanningPass(alloc_graph_input=spec.plan_io,
                                                 alloc_graph_output=spec.plan_io))

@@ -293,6 +293,27 @@ def _transformer_spec(name: str, **kw) -> ModelSpec:
     )
 
 
+def _llm_spec(name: str, **kw) -> ModelSpec:
+    from torch.export import Dim
+
+    from llm import greedy_calls, tiny_llama
+
+    model = tiny_llama(50)
+    calls = greedy_calls(model, prompt=[17, 3, 250, 96, 41], steps=6)
+    seq = Dim("seq", min=1, max=32)
+    return ModelSpec(
+        name,
+        [MethodSpec("forward", model, calls[0], dynamic_shapes=({1: seq}, {0: seq}),
+                    subsequent_calls=calls[1:], atol=1e-4, rtol=1e-4)],
+        ["llm_decode", "kv_cache", "index_put", "rms_norm", "rotary_embedding", "sdpa", "swiglu",
+         "dynamic_shape", "mutable_buffer"],
+        notes="a tiny Llama (llm.py): the first call is the prefill of a 5-token prompt, each "
+              "later call one greedy decode step on the same instance, its KV cache in "
+              "mutable buffers",
+        **kw,
+    )
+
+
 def model_specs() -> list[ModelSpec]:
     from torch.export import Dim
 
@@ -380,5 +401,7 @@ def model_specs() -> list[ModelSpec]:
         _mobilenet_spec("mobilenet_v2_xnnpack", delegated=True),
         _transformer_spec("transformer_block_xnnpack", delegated=True),
         _mlp_spec("mlp_bundled", bundled=True),
+        _llm_spec("llama_decode"),
+        _llm_spec("llama_decode_xnnpack", delegated=True),
     ]
     return specs

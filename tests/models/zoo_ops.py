@@ -8,6 +8,7 @@ program by export.py and written to the manifest; `exercises` is only the intent
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -17,6 +18,9 @@ from torch import nn
 import torch.nn.functional as F
 
 from fixture_models import MethodSpec, ModelSpec, half_precision_distinct, seeded
+
+# Further op families, each a module beside this one with `family_ops() -> list[ZooOp]`.
+ZOO_FAMILIES = ["zoo_ops_index"]
 
 DTYPES = {
     "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
@@ -464,6 +468,8 @@ def zoo_ops() -> list[ZooOp]:
         ZooOp("ones_like", lambda: Fn(lambda m, x: torch.ones_like(x) - x), per_dtype([x3], ["float32", "int64"])),
         ZooOp("scalar_tensor_add", lambda: Fn(lambda m, x: x + torch.tensor(3.0)), per_dtype([x3], ["float32"])),
     ]
+    for family in ZOO_FAMILIES:
+        ops += importlib.import_module(family).family_ops()
     return ops
 
 
