@@ -801,5 +801,98 @@ TEST(Refusals, AttentionScoresAboveTheLimit) {
       << built.status().message();
 }
 
+// ---- Dynamic dims --------------------------------------------------------------
+
+TEST(DynamicDims, ReshapeInfersTheDimLeftZero) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({2, 3, 4});
+  const uint32_t out = b.output({6, 4});
+  b.reshape({0, 4}, in, out);
+  auto built = compile(b);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  const Floats x = sample(24);
+  expect_near(run(*built->graph, {x})[0], x);
+}
+
+TEST(DynamicDims, ReshapeRefusesTwoInferredDimsAndAWrongCount) {
+  for (std::vector<uint32_t> shape : {std::vector<uint32_t>{0, 0}, {5, 4}, {0, 5}}) {
+    PayloadBuilder b;
+    const uint32_t in = b.input({2, 3, 4});
+    const uint32_t out = b.output({6, 4});
+    b.reshape(shape, in, out);
+    auto built = compile(b);
+    ASSERT_FALSE(built.ok());
+    EXPECT_EQ(built.status().code(), StatusCode::kInvalidProgram) << built.status().to_string();
+  }
+}
+
+// in [rows, 3] -> fully connected (5 outputs) -> reshape [0, 5] -> out [rows, 5]: the
+// rows are the method's dynamic dim, declared at its upper bound 4.
+Built dynamic_rows_graph(CompileOptions options = {}) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({4, 3});
+  const uint32_t out = b.output({4, 5});
+  const uint32_t w = b.constant({5, 3}, sample(15, false, 1.0f));
+  const uint32_t h = b.internal({4, 5});
+  b.fully_connected(in, w, kNoValue, h);
+  b.reshape({0, 5}, h, out);
+  auto built = compile(b, options);
+  EXPECT_TRUE(built.ok()) << built.status().to_string();
+  return std::move(built).value();
+}
+
+TEST(DynamicDims, ASmallerInputRunsAGraphCompiledForIt) {
+  Built built = dynamic_rows_graph();
+  auto shaped = built.graph->for_input_dims({{{2, 3}}});
+  ASSERT_TRUE(shaped.ok()) << shaped.status().to_string();
+  const Graph& g = (*shaped)->graph();
+  EXPECT_EQ(g.values[g.externals[1]].dims, (std::vector<size_t>{2, 5}));
+  const Floats x = sample(6), w = sample(15, false, 1.0f);
+  Floats want(10);
+  for (size_t r = 0; r < 2; ++r)
+    for (size_t n = 0; n < 5; ++n)
+      for (size_t k = 0; k < 3; ++k) want[r * 5 + n] += x[r * 3 + k] * w[n * 3 + k];
+  expect_near(run(**shaped, {x})[0], want);
+  // The same dims again: the compiled graph is reused.
+  auto again = built.graph->for_input_dims({{{2, 3}}});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), shaped->get());
+}
+
+TEST(DynamicDims, DimsAboveTheDeclaredOnesAreRefused) {
+  Built built = dynamic_rows_graph();
+  for (std::vector<size_t> dims : {std::vector<size_t>{5, 3}, {2, 4}, {2, 3, 1}}) {
+    auto shaped = built.graph->for_input_dims({{dims}});
+    ASSERT_FALSE(shaped.ok());
+    EXPECT_EQ(shaped.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(shaped.status().message().find("above the [4,3]"), std::string::npos)
+        << shaped.status().to_string();
+  }
+}
+
+TEST(DynamicDims, TheLeastRecentlyUsedShapeIsDroppedBeyondTheLimit) {
+  CompileOptions options;
+  options.max_shapes = 2;
+  Built built = dynamic_rows_graph(options);
+  auto shaped = [&](size_t rows) {
+    auto r = built.graph->for_input_dims({{{rows, 3}}});
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? std::weak_ptr<const CompiledGraph>(*r) : std::weak_ptr<const CompiledGraph>();
+  };
+  auto one = shaped(1);
+  auto two = shaped(2);
+  EXPECT_EQ(shaped(1).lock(), one.lock());  // 1 is now more recent than 2
+  auto three = shaped(3);                   // drops 2, the least recently used
+  EXPECT_TRUE(two.expired());
+  EXPECT_FALSE(one.expired());
+  EXPECT_FALSE(three.expired());
+  // A graph a run still holds stays valid when dropped.
+  auto held = one.lock();
+  shaped(2);
+  shaped(4);
+  EXPECT_TRUE(one.expired() == false && held != nullptr);
+  EXPECT_EQ(run(*held, {sample(3)})[0].size(), 5u);
+}
+
 }  // namespace
 }  // namespace et::xnn
