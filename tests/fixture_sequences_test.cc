@@ -79,18 +79,21 @@ TEST_P(Sequences, EachCallMatchesEager) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, Sequences,
-                         ::testing::Values(Sequence{"mutable_buffer", "forward", 3},
-                                           Sequence{"zoo_copy_", "float32", 2},
-                                           Sequence{"dynamic_batch", "forward", 3},
-                                           // prefill, then 6 greedy decode steps
-                                           Sequence{"llama_decode", "forward", 7, 2, 1e-4},
-                                           Sequence{"llama_decode_xnnpack", "forward", 7, 2, 1e-4}),
-                         [](const auto& param_info) {
-                           std::string name = param_info.param.model;
-                           for (char& c : name) c = c == '_' ? 'X' : c;
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, Sequences,
+    ::testing::Values(Sequence{"mutable_buffer", "forward", 3}, Sequence{"zoo_copy_", "float32", 2},
+                      Sequence{"dynamic_batch", "forward", 3},
+                      // prefill, then 6 greedy decode steps
+                      Sequence{"llama_decode", "forward", 7, 2, 1e-4},
+                      Sequence{"llama_decode_xnnpack", "forward", 7, 2, 1e-4},
+                      // made by ExecuTorch's LLM export flow: prefill, 8 steps
+                      Sequence{"llama_export_flow", "forward", 9, 2, 1e-4},
+                      Sequence{"llama_export_flow_xnnpack", "forward", 9, 2, 1e-4}),
+    [](const auto& param_info) {
+      std::string name = param_info.param.model;
+      for (char& c : name) c = c == '_' ? 'X' : c;
+      return name;
+    });
 
 }  // namespace
 }  // namespace et

@@ -72,7 +72,8 @@ def zoo_specs() -> list[ModelSpec]:
     for op in zoo_ops():
         methods = [MethodSpec(variant, module_for(op, inputs), inputs)
                    for variant, inputs in op.variants.items()]
-        spec = ModelSpec(f"zoo_{op.name}", methods, op.exercises, zoo=True)
+        spec = ModelSpec(f"zoo_{op.name}", methods, op.exercises, zoo=True,
+                         preserve=op.preserve, edge_config=op.edge_config)
         spec.loose = op.loose  # type: ignore[attr-defined]
         specs.append(spec)
     return specs + stateful_zoo_specs()
@@ -147,6 +148,8 @@ def run_eager(method: MethodSpec) -> list[dict]:
 
 def lower(spec: ModelSpec):
     """Exports every method of a spec into one ExecuTorch program manager."""
+    if getattr(spec, "program", None) is not None:  # made by spec.prepare
+        return spec.program  # type: ignore[attr-defined]
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
 
@@ -161,7 +164,15 @@ def lower(spec: ModelSpec):
         from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
 
         partitioner = [XnnpackPartitioner()]
-    edge = to_edge_transform_and_lower(programs, partitioner=partitioner)
+    compile_config = None
+    if spec.preserve or spec.edge_config:
+        from executorch.exir import EdgeCompileConfig
+
+        compile_config = EdgeCompileConfig(_check_ir_validity=False,
+                                           _core_aten_ops_exception_list=list(spec.preserve),
+                                           preserve_ops=list(spec.preserve), **spec.edge_config)
+    edge = to_edge_transform_and_lower(programs, partitioner=partitioner,
+                                       compile_config=compile_config)
     for m in spec.methods:  # export may leave mutations in place (index_put_) until here
         mutated = edge.exported_program(m.name).graph_signature.buffers_to_mutate
         m.stateful = m.stateful or bool(mutated)  # type: ignore[attr-defined]
@@ -338,6 +349,13 @@ def export_with_refusals(spec: ModelSpec, out: Path, refusals: list) -> dict | N
     Zoo programs carry many dtype variants, and some are legitimately refused by
     torch or by ExecuTorch's dtype checks; the refusal is part of the record.
     """
+    if getattr(spec, "prepare", None):  # programs made by a flow of their own
+        try:
+            spec.prepare(spec)  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001
+            refusals.append({"model": spec.name, "method": "*", "error": first_line(e)})
+            traceback.print_exc()
+            return None
     methods = list(spec.methods)
     while methods:
         try:
@@ -371,6 +389,18 @@ def find_bad_method(spec: ModelSpec, methods: list[MethodSpec]):
         except Exception as e:  # noqa: BLE001
             return m, first_line(e)
     return None
+
+
+def write_executorch_operators(out: Path) -> None:
+    """ExecuTorch's own operator list (its portable kernels and prim ops, as its Python
+    runtime registers them), for docs/kernels.md's coverage table
+    (tools/kernel_coverage.py), which is built without torch."""
+    from executorch.extension.pybindings import portable_lib
+
+    record = {"executorch": importlib.metadata.version("executorch"),
+              "source": "executorch.extension.pybindings.portable_lib._get_operator_names()",
+              "operators": sorted(set(portable_lib._get_operator_names()))}
+    (out / "executorch_operators.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 def manifest_header() -> dict:
@@ -437,6 +467,7 @@ def export_all(out: Path, only: set[str] | None) -> dict:
     manifest["models"] = [entries[name] for name in order if name in entries]
     manifest["refused"] = refusals
     manifest_path.write_text(json.dumps(manifest, indent=1) + "\n")
+    write_executorch_operators(out)
     print(f"export.py: {len(manifest['models'])} programs in {out} ({time.time() - start:.0f}s), "
           f"{len(refusals)} refusal(s) recorded")
     return manifest

@@ -46,6 +46,11 @@ class ModelSpec:
     plan_io: bool = True  # False: MemoryPlanningPass(alloc_graph_input/output=False)
     bundled: bool = False
     notes: str = ""
+    # Operators to_edge must keep as they are (it would decompose them, or refuse them
+    # as not core ATen), for kernels the standard export never reaches otherwise; and
+    # further EdgeCompileConfig fields (e.g. _skip_dim_order).
+    preserve: list = field(default_factory=list)
+    edge_config: dict = field(default_factory=dict)
 
 
 def seeded(seed: int) -> torch.Generator:
@@ -317,6 +322,8 @@ def _llm_spec(name: str, **kw) -> ModelSpec:
 def model_specs() -> list[ModelSpec]:
     from torch.export import Dim
 
+    from llm_export_flow import export_flow_spec
+
     batch = Dim("batch", min=1, max=8)
     bf16, f16, f64 = torch.bfloat16, torch.float16, torch.float64
     specs = [
@@ -403,5 +410,7 @@ def model_specs() -> list[ModelSpec]:
         _mlp_spec("mlp_bundled", bundled=True),
         _llm_spec("llama_decode"),
         _llm_spec("llama_decode_xnnpack", delegated=True),
+        export_flow_spec("llama_export_flow", delegated=False),
+        export_flow_spec("llama_export_flow_xnnpack", delegated=True),
     ]
     return specs

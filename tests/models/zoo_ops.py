@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from fixture_models import MethodSpec, ModelSpec, half_precision_distinct, seeded
 
 # Further op families, each a module beside this one with `family_ops() -> list[ZooOp]`.
-ZOO_FAMILIES = ["zoo_ops_index"]
+ZOO_FAMILIES = ["zoo_ops_index", "zoo_ops_scalar", "zoo_ops_math"]
 
 DTYPES = {
     "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
@@ -87,6 +87,8 @@ class ZooOp:
     variants: dict[str, tuple]
     exercises: list[str] = field(default_factory=list)
     loose: float = 1.0  # tolerance multiplier for ops that accumulate
+    preserve: list = field(default_factory=list)  # see ModelSpec.preserve
+    edge_config: dict = field(default_factory=dict)
 
 
 def per_dtype(shapes, dtypes, kind="normal", seed=100):

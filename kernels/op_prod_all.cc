@@ -1,0 +1,35 @@
+// aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
+// The product of every element as a 0-d tensor of out's dtype. Floats multiply in
+// double, integers and bool in int64 with wrapping (the body of aten::prod.int_out,
+// reducing every dim).
+#include "kernels/integer_math.h"
+#include "kernels/reduce.h"
+
+namespace et::kernels {
+namespace {
+
+Status prod_out(KernelContext& ctx) {
+  ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
+  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(2));
+  ET_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduction(ctx, *self, std::nullopt, false));
+  if (is_floating(self->dtype()) || is_floating(out->dtype())) {
+    return reduce_each<double, double>(ctx, *self, plan, *out,
+                                       [](const double* base, const ReducePlan& p) {
+                                         double acc = 1;
+                                         if (base)
+                                           for_each_reduced(p, base, [&](double v) { acc *= v; });
+                                         return acc;
+                                       });
+  }
+  return reduce_each<int64_t, int64_t>(
+      ctx, *self, plan, *out, [](const int64_t* base, const ReducePlan& p) {
+        int64_t acc = 1;
+        if (base) for_each_reduced(p, base, [&](int64_t v) { acc = wrapping_mul(acc, v); });
+        return acc;
+      });
+}
+
+ET_REGISTER_KERNEL("aten::prod.out", prod_out);
+
+}  // namespace
+}  // namespace et::kernels
