@@ -7,6 +7,7 @@
 
 #include "kernels/convert.h"
 #include "kernels/elementwise.h"
+#include "kernels/scalar_narrow.h"
 #include "kernels/type_promotion.h"
 
 namespace et::kernels {
@@ -34,6 +35,17 @@ Status binary_arith(const KernelContext& ctx, const Tensor& a, const Tensor& b, 
   });
 }
 
+// A Scalar as the compute type C of an op whose operands promote to `common`. An
+// integer scalar against an integer dtype is first wrapped to that dtype, as PyTorch
+// wraps numbers (300 against int8 is 44).
+template <typename C>
+C scalar_in(const Scalar& s, ScalarType common) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    if (!s.is_floating()) return static_cast<C>(narrow_to(common, s.to_int()));
+  }
+  return scalar_as<C>(s);
+}
+
 // out = op(a, s) for a Scalar s: the scalar takes part in type promotion as a number.
 template <typename Op>
 Status binary_arith_scalar(const KernelContext& ctx, const Tensor& a, const Scalar& s, Tensor& out,
@@ -41,7 +53,7 @@ Status binary_arith_scalar(const KernelContext& ctx, const Tensor& a, const Scal
   ET_ASSIGN_OR_RETURN(ScalarType common, common_dtype(ctx, ResultType().add(a).add(s).get(), out));
   return dispatch_compute(ctx, common, [&](auto zero) -> Status {
     using C = decltype(zero);
-    const C value = scalar_as<C>(s);
+    const C value = scalar_in<C>(s, common);
     return map_elementwise<C, C, 1>(ctx, {&a}, out,
                                     [&](C x) { return static_cast<C>(op(x, value)); });
   });
@@ -69,7 +81,7 @@ Status compare_scalar(const KernelContext& ctx, const Tensor& a, const Scalar& s
   const ScalarType common = ResultType().add(a).add(s).get();
   return dispatch_compute(ctx, common, [&](auto zero) -> Status {
     using C = decltype(zero);
-    const C value = scalar_as<C>(s);
+    const C value = scalar_in<C>(s, common);
     return map_elementwise<C, bool, 1>(ctx, {&a}, out,
                                        [&](C x) { return static_cast<bool>(cmp(x, value)); });
   });

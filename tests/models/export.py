@@ -397,9 +397,14 @@ def write_executorch_operators(out: Path) -> None:
     (tools/kernel_coverage.py), which is built without torch."""
     from executorch.extension.pybindings import portable_lib
 
+    # Custom-op libraries (llama::, preprocess::) add their kernels to this list once a
+    # process imports them; only the portable library's namespaces are recorded.
+    portable = ("aten::", "dim_order_ops::", "et_copy::", "executorch_prim::")
     record = {"executorch": importlib.metadata.version("executorch"),
-              "source": "executorch.extension.pybindings.portable_lib._get_operator_names()",
-              "operators": sorted(set(portable_lib._get_operator_names()))}
+              "source": "executorch.extension.pybindings.portable_lib._get_operator_names(), "
+                        "namespaces " + ", ".join(portable),
+              "operators": sorted({op for op in portable_lib._get_operator_names()
+                                   if op.startswith(portable)})}
     (out / "executorch_operators.json").write_text(json.dumps(record, indent=1) + "\n")
 
 

@@ -52,9 +52,18 @@ def _shifted(dtype, seed):
 def _standard_ops() -> list[ZooOp]:
     f = lambda shape, seed, dt="float32", kind="normal": values(shape, dt, seed, kind)  # noqa: E731
     bools = {"bool": (values(X3, "bool", 3),)}
+    # Values on both sides of 44 (300 wrapped to 8 bits) and of 300.
+    wrapping = {"int8": (torch.tensor([-128, -100, -44, -1, 0, 1, 43, 44, 45, 88, 100, 127], dtype=torch.int8),),
+                "uint8": (torch.tensor([0, 1, 43, 44, 45, 88, 200, 255], dtype=torch.uint8),),
+                "int16": (torch.tensor([-300, -44, 0, 44, 299, 300, 301, 1000], dtype=torch.int16),)}
     return [
         # --- arithmetic with a Scalar
         _unary("s_add_scalar", lambda x: A.add.Scalar(x, 2, alpha=3), NUMERIC),
+        # an int scalar beyond the tensor's integer dtype wraps first (300 -> 44 in int8)
+        _op("s_remainder_wrapped_scalar", lambda m, x: torch.remainder(x, 300), wrapping),
+        _op("s_fmod_wrapped_scalar", lambda m, x: torch.fmod(x, 300), wrapping),
+        _op("s_eq_wrapped_scalar", lambda m, x: torch.eq(x, 300), wrapping),
+        _op("s_lt_wrapped_scalar", lambda m, x: torch.lt(x, 300), wrapping),
         _op("s_add_scalar_float", lambda m, x: A.add.Scalar(x, 2.5, alpha=1.5),
             per_dtype([X3], FLOATS + ["int32"])),
         _op("s_add_scalar_bool", lambda m, x: A.add.Scalar(x, True), bools),
