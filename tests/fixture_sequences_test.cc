@@ -83,6 +83,8 @@ INSTANTIATE_TEST_SUITE_P(
     Fixtures, Sequences,
     ::testing::Values(Sequence{"mutable_buffer", "forward", 3}, Sequence{"zoo_copy_", "float32", 2},
                       Sequence{"dynamic_batch", "forward", 3},
+                      Sequence{"dynamic_batch_xnnpack", "forward", 3},
+                      Sequence{"cnn_dynamic_batch_xnnpack", "forward", 3, 1, 1e-4},
                       // prefill, then 6 greedy decode steps
                       Sequence{"llama_decode", "forward", 7, 2, 1e-4},
                       Sequence{"llama_decode_xnnpack", "forward", 7, 2, 1e-4},

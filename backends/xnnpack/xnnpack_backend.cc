@@ -69,7 +69,8 @@ class XnnpackInstance final : public DelegateInstance {
       Tensor* t = nullptr;
       if (is_output) {
         ET_ASSIGN_OR_RETURN(t, ctx.output(i));
-        if (dynamic_) ET_RETURN_IF_ERROR(resize_to(ctx, *t, v.dims, i - g.num_inputs));
+        // Also back to the declared dims after a smaller call.
+        ET_RETURN_IF_ERROR(resize_to(ctx, *t, v.dims, i - g.num_inputs));
       } else {
         ET_ASSIGN_OR_RETURN(const Tensor* in, ctx.input(i));
         t = const_cast<Tensor*>(in);  // only read
