@@ -165,28 +165,71 @@ class GraphParser {
   }
 
   Status parse_quantization(GraphValue& v, const fb::QuantizedTensorValue& q) {
+    if (const fb::PerTokenDynamicQuant* pt = q.quant_as_PerTokenDynamicQuant()) {
+      // Quantized per row at run time (Convert fp32 -> qdint8); the row parameters
+      // travel in the value's buffer (GraphValue::nbytes), so the value can be neither
+      // a constant nor exchanged with the caller.
+      if (v.dtype != DataType::kQdInt8) {
+        return not_supported(
+            fmt::format("XNNPACK payload: per-token dynamic quantization of a {} "
+                        "value (only qdint8 has it)",
+                        data_type_name(v.dtype)));
+      }
+      if (pt->num_nonbatch_dims() < 1 ||
+          static_cast<size_t>(pt->num_nonbatch_dims()) > v.dims.size()) {
+        return bad(fmt::format("per-token quantization over {} trailing dims of a {}-d value",
+                               pt->num_nonbatch_dims(), v.dims.size()));
+      }
+      if (v.flags != 0) {
+        return not_supported(
+            "XNNPACK payload: a dynamically quantized (qdint8) graph input or output");
+      }
+      v.nonbatch_dims = static_cast<uint32_t>(pt->num_nonbatch_dims());
+      return Status();
+    }
+    if (v.dtype == DataType::kQdInt8) {
+      return not_supported("XNNPACK payload: a qdint8 value without per-token quantization");
+    }
     if (const fb::PerTensorQuant* pt = q.quant_as_PerTensorQuant()) {
       v.scale = pt->scale();
       v.zero_point = pt->zero_point();
       return Status();
     }
     if (const fb::PerChannelQuant* pc = q.quant_as_PerChannelQuant()) {
-      if (!pc->scale() || pc->channel_dim() < 0 ||
-          static_cast<size_t>(pc->channel_dim()) >= v.dims.size() ||
-          pc->scale()->size() != v.dims[static_cast<size_t>(pc->channel_dim())]) {
-        return bad("per-channel scales do not match the channel dimension");
+      if (pc->channel_dim() < 0 || static_cast<size_t>(pc->channel_dim()) >= v.dims.size()) {
+        return bad("per-channel scales name a dimension the value does not have");
       }
+      const size_t channels = v.dims[static_cast<size_t>(pc->channel_dim())];
       v.channel_dim = static_cast<uint32_t>(pc->channel_dim());
-      v.channel_scales.assign(pc->scale()->begin(), pc->scale()->end());
+      if (pc->scale() && pc->scale()->size() > 0) {
+        if (pc->scale()->size() != channels) {
+          return bad("per-channel scales do not match the channel dimension");
+        }
+        v.channel_scales.assign(pc->scale()->begin(), pc->scale()->end());
+      } else {
+        // Newer exporters keep the float32 scales in a constant buffer of their own.
+        if (pc->num_scales() != channels) {
+          return bad(
+              fmt::format("{} per-channel scales for {} channels", pc->num_scales(), channels));
+        }
+        ET_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, constant_bytes(pc->scale_buffer_idx()));
+        if (bytes.size() < channels * sizeof(float)) {
+          return bad(fmt::format("the per-channel scale buffer holds {} bytes, {} scales need {}",
+                                 bytes.size(), channels, channels * sizeof(float)));
+        }
+        v.channel_scales.resize(channels);
+        std::memcpy(v.channel_scales.data(), bytes.data(), channels * sizeof(float));
+      }
       return Status();
     }
     return not_supported(
-        "XNNPACK payload: per-token and per-group quantization need a newer XNNPACK than "
+        "XNNPACK payload: per-group (blockwise) quantization needs a newer XNNPACK than "
         "this build has");
   }
 
-  Status resolve_constant(GraphValue& v, uint32_t index) {
-    std::span<const uint8_t> bytes;
+  // The bytes of constant buffer `index` (named data, the payload's constant section or
+  // an old-style inline buffer).
+  Result<std::span<const uint8_t>> constant_bytes(uint32_t index) {
     if (root_.constants() && root_.constants()->size() > 1) {
       if (index >= root_.constants()->size()) {
         return bad(fmt::format("constant index {} is out of range (have {})", index,
@@ -200,23 +243,29 @@ class GraphParser {
           return bad(fmt::format("constant {} names data '{}' the program does not have", index,
                                  ref->named_key()->string_view()));
         }
-        bytes = *found;
-      } else {
-        const auto& section = sections_.constants;
-        if (ref->offset() > section.size() || ref->size() > section.size() - ref->offset()) {
-          return bad(fmt::format("constant {} [{}, +{}) lies outside the {}-byte constant data",
-                                 index, ref->offset(), ref->size(), section.size()));
-        }
-        bytes = section.subspan(ref->offset(), ref->size());
+        return *found;
       }
-    } else {
-      if (!root_.inline_buffers() || index >= root_.inline_buffers()->size() ||
-          !root_.inline_buffers()->Get(index)->bytes()) {
-        return bad(fmt::format("constant buffer {} does not exist", index));
+      const auto& section = sections_.constants;
+      if (ref->offset() > section.size() || ref->size() > section.size() - ref->offset()) {
+        return bad(fmt::format("constant {} [{}, +{}) lies outside the {}-byte constant data",
+                               index, ref->offset(), ref->size(), section.size()));
       }
-      const auto* b = root_.inline_buffers()->Get(index)->bytes();
-      bytes = {b->data(), b->size()};
+      return section.subspan(ref->offset(), ref->size());
     }
+    if (!root_.inline_buffers() || index >= root_.inline_buffers()->size() ||
+        !root_.inline_buffers()->Get(index)->bytes()) {
+      return bad(fmt::format("constant buffer {} does not exist", index));
+    }
+    const auto* b = root_.inline_buffers()->Get(index)->bytes();
+    return std::span<const uint8_t>(b->data(), b->size());
+  }
+
+  Status resolve_constant(GraphValue& v, uint32_t index) {
+    if (v.dtype == DataType::kQdInt8) {
+      return not_supported(
+          "XNNPACK payload: a constant qdint8 value (it is quantized at run time)");
+    }
+    ET_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, constant_bytes(index));
     if (bytes.size() < v.nbytes()) {
       return bad(fmt::format("constant holds {} bytes, its {} {} needs {}", bytes.size(),
                              data_type_name(v.dtype), fmt::join(v.dims, "x"), v.nbytes()));

@@ -103,6 +103,13 @@ constexpr uint32_t kExternalInput = 0x1;
 constexpr uint32_t kExternalOutput = 0x2;
 constexpr size_t kMaxDims = 6;  // what XNNPACK accepts
 
+// The quantization of one row of a dynamically quantized (qdint8) value: XNNPACK's
+// xnn_qd8_quantization_params (real = (q - zero_point) * scale).
+struct QdParams {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+};
+
 struct GraphValue {
   bool defined = false;  // ids the payload skips stay undefined; nothing may use them
   DataType dtype = DataType::kInvalid;
@@ -116,8 +123,26 @@ struct GraphValue {
   int32_t zero_point = 0;
   std::vector<float> channel_scales;  // per-channel types
   uint32_t channel_dim = 0;
+  // qdint8 (per-token dynamic quantization): the trailing dims one row spans; the
+  // leading dims count the rows, each quantized with its own QdParams at run time.
+  uint32_t nonbatch_dims = 0;
 
-  size_t nbytes() const { return numel * data_type_size(dtype); }
+  // Rows of a qdint8 value (1 for other types).
+  size_t qd_rows() const {
+    if (dtype != DataType::kQdInt8 || nonbatch_dims == 0 || nonbatch_dims > dims.size()) return 1;
+    size_t rows = 1;
+    for (size_t i = 0; i + nonbatch_dims < dims.size(); ++i) rows *= dims[i];
+    return rows;
+  }
+  // Where a qdint8 buffer keeps its rows' QdParams: after the int8 data, aligned.
+  size_t qd_params_offset() const {
+    return (numel + alignof(QdParams) - 1) / alignof(QdParams) * alignof(QdParams);
+  }
+  // Bytes of the value's buffer; a qdint8 buffer carries its rows' QdParams too.
+  size_t nbytes() const {
+    if (dtype == DataType::kQdInt8) return qd_params_offset() + qd_rows() * sizeof(QdParams);
+    return numel * data_type_size(dtype);
+  }
 };
 
 struct GraphNode {

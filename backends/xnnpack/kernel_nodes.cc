@@ -10,6 +10,31 @@ bool all_fp32(const Graph& graph, const GraphNode& node) {
                          [](const GraphValue& v) { return v.dtype == DataType::kFp32; });
 }
 
+bool quantized(DataType t) {
+  switch (t) {
+    case DataType::kFp32:
+    case DataType::kFp16:
+    case DataType::kBf16:
+    case DataType::kInt32:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Layout nodes move bytes: right for quantized values only when every value the node
+// touches shares one quantization (type, scale, zero point, per-channel scales). A
+// qdint8 value's row parameters are not moved at all.
+bool bytes_keep_meaning(const Graph& graph, const GraphNode& node) {
+  const GraphValue& first = graph.values[node.outputs[0]];
+  return all_node_values(graph, node, [&](const GraphValue& v) {
+    if (!quantized(v.dtype) && !quantized(first.dtype)) return true;
+    return v.dtype != DataType::kQdInt8 && v.dtype == first.dtype && v.scale == first.scale &&
+           v.zero_point == first.zero_point && v.channel_scales.empty() &&
+           first.channel_scales.empty();
+  });
+}
+
 }  // namespace
 
 bool kernel_runs(const Graph& graph, const GraphNode& node) {
@@ -22,7 +47,7 @@ bool kernel_runs(const Graph& graph, const GraphNode& node) {
     case NodeType::kConcatenate5:
     case NodeType::kCopy:
       // Element-size generic, but a fused clamp needs floats.
-      return !node.has_output_range() || all_fp32(graph, node);
+      return (!node.has_output_range() || all_fp32(graph, node)) && bytes_keep_meaning(graph, node);
     case NodeType::kTanh:
     case NodeType::kExp:
     case NodeType::kLog:
@@ -33,6 +58,9 @@ bool kernel_runs(const Graph& graph, const GraphNode& node) {
     case NodeType::kBatchMatrixMultiply:
     case NodeType::kScaledDotProductAttention:
       return all_fp32(graph, node);
+    case NodeType::kConvert:
+    case NodeType::kFullyConnected:
+      return quantized_runs(graph, node);
     default:
       return false;
   }
@@ -53,12 +81,17 @@ void run_kernel_node(const Graph& graph, const GraphNode& node, std::span<void* 
     case NodeType::kReciprocalSquareRoot:
       run_math_node(graph, node, ptrs);
       break;
+    case NodeType::kConvert:
+    case NodeType::kFullyConnected:
+      run_quantized_node(graph, node, ptrs);
+      break;
     default:
       run_layout_node(graph, node, ptrs);
       break;
   }
-  if (node.has_output_range()) {
-    const uint32_t out = node.outputs[0];
+  // A fused clamp of float outputs; quantized kernels apply their range themselves.
+  const uint32_t out = node.outputs[0];
+  if (node.has_output_range() && graph.values[out].dtype == DataType::kFp32) {
     clamp_output(node, static_cast<float*>(ptrs[out]), graph.values[out].numel);
   }
 }

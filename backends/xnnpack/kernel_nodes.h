@@ -1,7 +1,8 @@
 // Nodes the installed XNNPACK (Debian, 2022) cannot run, carried by the project's own
 // kernels: layout nodes (transpose, slice, concatenate, copy), float math XNNPACK
 // lacks (tanh, exp, log, sin, cos, gelu, reciprocal square root), batch matrix
-// multiply and scaled dot-product attention.
+// multiply and scaled dot-product attention; dynamic quantization (qdint8 Convert and
+// FullyConnected, kernel_quantized.cc).
 #pragma once
 
 #include <span>
@@ -21,6 +22,9 @@ void run_kernel_node(const Graph& graph, const GraphNode& node, std::span<void* 
 void run_layout_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs);
 void run_math_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs);
 void run_matmul_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs);
+// Dynamic quantization: Convert fp32 -> qdint8 and FullyConnected with a qdint8 input.
+bool quantized_runs(const Graph& graph, const GraphNode& node);
+void run_quantized_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs);
 // Clamps `n` floats to the node's output range (a fused activation).
 void clamp_output(const GraphNode& node, float* data, size_t n);
 

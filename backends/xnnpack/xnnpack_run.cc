@@ -307,6 +307,11 @@ bool xnnpack_runs(const Graph& graph, const GraphNode& node) {
     case NodeType::kCopy:
     case NodeType::kCos:
       return false;  // not in the 2022 XNNPACK
+    case NodeType::kFullyConnected:
+      // The 2022 XNNPACK has per-channel (qcint8) filters for convolutions only; its
+      // fully connected node refuses them (kernel_quantized.cc runs that form).
+      if (graph.values[node.inputs[1]].dtype == DataType::kQcInt8) return false;
+      break;
     default:
       break;
   }

@@ -389,7 +389,7 @@ def model_specs() -> list[ModelSpec]:
                   [MethodSpec("forward", init_weights(SmallCnn(), 4), (randn(3, 3, 16, 16, seed=47),),
                               trace_inputs=(randn(4, 3, 16, 16, seed=48),), dynamic_shapes=({0: batch},),
                               subsequent_calls=[(randn(1, 3, 16, 16, seed=49),),
-                                                (randn(4, 3, 16, 16, seed=50),)],
+                                                (randn(4, 3, 16, 16, seed=51),)],
                               atol=1e-4, rtol=1e-4)],
                   ["conv2d", "batch_norm", "max_pool2d", "linear", "dynamic_shape",
                    "xnnpack_dynamic_shape"], delegated=True,
@@ -428,4 +428,6 @@ def model_specs() -> list[ModelSpec]:
         export_flow_spec("llama_export_flow", delegated=False),
         export_flow_spec("llama_export_flow_xnnpack", delegated=True),
     ]
+    from quantized_models import quantized_specs  # 8-bit XNNPACKQuantizer programs
+    specs += quantized_specs()
     return specs

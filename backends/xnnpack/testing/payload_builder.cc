@@ -46,6 +46,20 @@ struct PayloadBuilder::State {
                               fbb.CreateVector(d), constant_index, external_id, flags, id);
     if (!q) {
       values.push_back(fb::CreateValue(fbb, fb::ValueKind::TensorValue, t.Union()));
+    } else if (q->nonbatch_dims != 0) {
+      auto pt = fb::CreatePerTokenDynamicQuant(fbb, q->nonbatch_dims);
+      auto qt =
+          fb::CreateQuantizedTensorValue(fbb, t, fb::QuantParams::PerTokenDynamicQuant, pt.Union());
+      values.push_back(fb::CreateValue(fbb, fb::ValueKind::QuantizedTensorValue, qt.Union()));
+    } else if (q->scales_in_buffer) {
+      const uint32_t index =
+          add_constant(q->channel_scales.data(), q->channel_scales.size() * sizeof(float));
+      auto pc =
+          fb::CreatePerChannelQuant(fbb, fbb.CreateVector(std::vector<float>{}), q->channel_dim,
+                                    index, static_cast<uint32_t>(q->channel_scales.size()));
+      auto qt =
+          fb::CreateQuantizedTensorValue(fbb, t, fb::QuantParams::PerChannelQuant, pc.Union());
+      values.push_back(fb::CreateValue(fbb, fb::ValueKind::QuantizedTensorValue, qt.Union()));
     } else if (q->channel_scales.empty()) {
       auto pt = fb::CreatePerTensorQuant(fbb, q->scale, q->zero_point);
       auto qt = fb::CreateQuantizedTensorValue(fbb, t, fb::QuantParams::PerTensorQuant, pt.Union());
@@ -100,6 +114,9 @@ uint32_t PayloadBuilder::quantized_input(std::vector<size_t> dims, DataType type
 uint32_t PayloadBuilder::quantized_output(std::vector<size_t> dims, DataType type, Quant q) {
   return make(type, std::move(dims), kExternalOutput, s_->next_external++, 0, &q);
 }
+uint32_t PayloadBuilder::quantized_internal(std::vector<size_t> dims, DataType type, Quant q) {
+  return make(type, std::move(dims), 0, kNoValue, 0, &q);
+}
 uint32_t PayloadBuilder::quantized_constant(std::vector<size_t> dims, DataType type, Quant q,
                                             std::vector<uint8_t> data) {
   const uint32_t index = s_->add_constant(data.data(), data.size());
@@ -131,9 +148,10 @@ void PayloadBuilder::unary(NodeType type, uint32_t in, uint32_t out, float scala
 void PayloadBuilder::binary(NodeType type, uint32_t a, uint32_t b, uint32_t out, uint32_t flags) {
   s_->add(type, fb::CreateBinary(s_->fbb, a, b, out, flags).Union());
 }
-void PayloadBuilder::fully_connected(uint32_t in, uint32_t filter, uint32_t bias, uint32_t out) {
+void PayloadBuilder::fully_connected(uint32_t in, uint32_t filter, uint32_t bias, uint32_t out,
+                                     uint32_t flags) {
   s_->add(NodeType::kFullyConnected,
-          fb::CreateFullyConnected(s_->fbb, in, filter, bias, out, 0).Union());
+          fb::CreateFullyConnected(s_->fbb, in, filter, bias, out, flags).Union());
 }
 void PayloadBuilder::conv(NodeType type, std::array<uint32_t, 15> p, uint32_t in, uint32_t filter,
                           uint32_t bias, uint32_t out) {

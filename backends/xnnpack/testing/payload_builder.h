@@ -29,22 +29,28 @@ class PayloadBuilder {
                  uint32_t constant_index, uint32_t id);
 
   // Quantization: per tensor (scale, zero point), or per channel when channel_scales is
-  // set (one scale per entry of dims[channel_dim]).
+  // set (one scale per entry of dims[channel_dim]; in a constant buffer of their own,
+  // as newer exporters write them, with scales_in_buffer), or per token (qdint8) when
+  // nonbatch_dims is set.
   struct Quant {
     float scale = 1.0f;
     int32_t zero_point = 0;
     std::vector<float> channel_scales;
     int32_t channel_dim = 0;
+    bool scales_in_buffer = false;
+    int32_t nonbatch_dims = 0;
   };
   uint32_t quantized_input(std::vector<size_t> dims, DataType type, Quant q);
   uint32_t quantized_output(std::vector<size_t> dims, DataType type, Quant q);
+  uint32_t quantized_internal(std::vector<size_t> dims, DataType type, Quant q);
   // A quantized constant holding `bytes` (numel x the type's size).
   uint32_t quantized_constant(std::vector<size_t> dims, DataType type, Quant q,
                               std::vector<uint8_t> bytes);
 
   void unary(NodeType type, uint32_t in, uint32_t out, float scalar = 0);
   void binary(NodeType type, uint32_t a, uint32_t b, uint32_t out, uint32_t flags = 0);
-  void fully_connected(uint32_t in, uint32_t filter, uint32_t bias, uint32_t out);
+  void fully_connected(uint32_t in, uint32_t filter, uint32_t bias, uint32_t out,
+                       uint32_t flags = 0);
   // params: padding t/r/b/l, kernel h/w, stride h/w, dilation h/w, group in/out, groups,
   // then (transposed convolutions, default 0) output adjustment h/w
   void conv(NodeType type, std::array<uint32_t, 15> params, uint32_t in, uint32_t filter,
