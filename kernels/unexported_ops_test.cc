@@ -263,8 +263,8 @@ struct IndexPut {
 Result<std::vector<float>> index_put_(const IndexPut& c) {
   OneCall p;
   const int self = p.planned(ScalarType::kFloat, {4, 3});
-  const int index = p.constant<int64_t>(ScalarType::kLong, {static_cast<int32_t>(c.index.size())},
-                                        c.index);
+  const int index =
+      p.constant<int64_t>(ScalarType::kLong, {static_cast<int32_t>(c.index.size())}, c.index);
   const int list = p.b.add_tensor_list({index});
   const int values = p.constant<float>(ScalarType::kFloat, c.value_sizes, c.values);
   const int accumulate = p.b.add_bool(c.accumulate);
@@ -318,7 +318,7 @@ TEST(UnexportedOps, IndexPutInPlaceRefusesBadIndicesAndConstants) {
 // --- aten::_native_batch_norm_legit.out(input, weight, bias, running_mean,
 //     running_var, training, momentum, eps, *, out, save_mean, save_invstd)
 
-const std::vector<float> kBnInput = {1.0f, 2.0f,  0.5f, -1.0f, 3.0f, 3.5f,   // (2, 3, 2)
+const std::vector<float> kBnInput = {1.0f,  2.0f, 0.5f, -1.0f, 3.0f, 3.5f,  // (2, 3, 2)
                                      -2.0f, 4.0f, 1.5f, 0.0f,  2.0f, -0.5f};
 const std::vector<float> kBnWeight = {1.5f, -0.5f, 2.0f};
 const std::vector<float> kBnBias = {0.25f, 1.0f, -1.0f};
@@ -333,7 +333,8 @@ struct BatchNorm {
 Result<BatchNorm> batch_norm(bool training, double momentum, double eps, bool affine) {
   OneCall p;
   const int input = p.constant<float>(ScalarType::kFloat, {2, 3, 2}, kBnInput);
-  const int weight = affine ? p.constant<float>(ScalarType::kFloat, {3}, kBnWeight) : p.b.add_none();
+  const int weight =
+      affine ? p.constant<float>(ScalarType::kFloat, {3}, kBnWeight) : p.b.add_none();
   const int bias = affine ? p.constant<float>(ScalarType::kFloat, {3}, kBnBias) : p.b.add_none();
   const int rm = p.planned(ScalarType::kFloat, {3});
   const int rv = p.planned(ScalarType::kFloat, {3});
@@ -360,12 +361,12 @@ TEST(UnexportedOps, BatchNormLegitTrainingUsesAndUpdatesBatchStatistics) {
   //     x, w, b, rm, rv, True, 0.1, 1e-5), which also updates rm and rv in place.
   auto r = batch_norm(true, 0.1, 1e-5, true);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  expect_near_all(r->out,
-                  {0.07679510116577148f, 0.7696146965026855f, 0.8613258600234985f,
-                   1.693371057510376f, 0.29776859283447266f, 0.946652889251709f,
-                   -2.0016636848449707f, 2.1552538871765137f, 0.3066290616989136f,
-                   1.138674259185791f, -1.0f, -4.244421482086182f},
-                  1e-5f);
+  expect_near_all(
+      r->out,
+      {0.07679510116577148f, 0.7696146965026855f, 0.8613258600234985f, 1.693371057510376f,
+       0.29776859283447266f, 0.946652889251709f, -2.0016636848449707f, 2.1552538871765137f,
+       0.3066290616989136f, 1.138674259185791f, -1.0f, -4.244421482086182f},
+      1e-5f);
   expect_near_all(r->save_mean, {1.25f, 0.25f, 2.0f}, 1e-6f);
   expect_near_all(r->save_invstd, {0.4618797302246094f, 1.10939359664917f, 0.6488842964172363f},
                   1e-6f);
@@ -381,12 +382,12 @@ TEST(UnexportedOps, BatchNormLegitTrainingWithoutWeightAndBias) {
   //     1e-3) (computed in float64 and rounded here to float)
   auto r = batch_norm(true, 0.25, 1e-3, false);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  expect_near_all(r->out,
-                  {-0.1154577390025211f, 0.3463732170075632f, 0.2771795785157315f,
-                   -1.3858978925786576f, 0.6487491201346025f, 0.9731236802019038f,
-                   -1.5009506070327738f, 1.2700351290277316f, 1.3858978925786576f,
-                   -0.2771795785157315f, 0.0f, -1.6218728003365062f},
-                  1e-5f);
+  expect_near_all(
+      r->out,
+      {-0.1154577390025211f, 0.3463732170075632f, 0.2771795785157315f, -1.3858978925786576f,
+       0.6487491201346025f, 0.9731236802019038f, -1.5009506070327738f, 1.2700351290277316f,
+       1.3858978925786576f, -0.2771795785157315f, 0.0f, -1.6218728003365062f},
+      1e-5f);
   expect_near_all(r->running_mean, {0.6875f, -0.125f, 1.25f}, 1e-6f);
   expect_near_all(r->running_var, {3.0625f, 0.6458333333333333f, 1.9166666666666665f}, 1e-6f);
 }
@@ -396,12 +397,12 @@ TEST(UnexportedOps, BatchNormLegitEvalUsesRunningStatistics) {
   // save_mean and save_invstd come back empty, rm and rv unchanged.
   auto r = batch_norm(false, 0.1, 1e-5, true);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  expect_near_all(r->out,
-                  {0.7803287506103516f, 1.8409862518310547f, 0.4696752429008484f,
-                   1.5303246974945068f, 2.2659754753112793f, 3.0824694633483887f,
-                   -2.401643753051758f, 3.962301254272461f, -0.23742443323135376f,
-                   0.8232250809669495f, 0.6329877376556396f, -3.44948148727417f},
-                  1e-5f);
+  expect_near_all(
+      r->out,
+      {0.7803287506103516f, 1.8409862518310547f, 0.4696752429008484f, 1.5303246974945068f,
+       2.2659754753112793f, 3.0824694633483887f, -2.401643753051758f, 3.962301254272461f,
+       -0.23742443323135376f, 0.8232250809669495f, 0.6329877376556396f, -3.44948148727417f},
+      1e-5f);
   EXPECT_EQ(r->save_sizes, (std::vector<int32_t>{0}));
   EXPECT_TRUE(r->save_mean.empty());
   EXPECT_EQ(r->running_mean, (std::vector<float>{0.5f, -0.25f, 1.0f}));
@@ -417,8 +418,8 @@ TEST(UnexportedOps, BatchNormLegitTrainingRefusesConstantRunningStatistics) {
   const int save_mean = p.planned(ScalarType::kFloat, {3});
   const int save_invstd = p.planned(ScalarType::kFloat, {3});
   p.call("aten::_native_batch_norm_legit", "out",
-         {input, p.b.add_none(), p.b.add_none(), rm, rv, p.b.add_bool(true),
-          p.b.add_double(0.1), p.b.add_double(1e-5), out, save_mean, save_invstd});
+         {input, p.b.add_none(), p.b.add_none(), rm, rv, p.b.add_bool(true), p.b.add_double(0.1),
+          p.b.add_double(1e-5), out, save_mean, save_invstd});
   auto m = p.load();
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   Status s = (*m)->execute();
