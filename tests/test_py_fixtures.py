@@ -70,8 +70,8 @@ def make_input(path: str, runtime, method, i: int, a: np.ndarray, spec: dict):
         return memoryview(a)
     if path == "array":
         code = ARRAY_CODES.get(dtype)
-        if code is None:  # array.array has no bool or float16
-            return memoryview(a)
+        if code is None or a.size == 0:  # array.array has no bool or float16;
+            return memoryview(a)  # memoryview.cast cannot make a shape with a 0
         arr = array.array(code, a.reshape(-1).tolist())
         return arr if a.ndim == 1 else memoryview(arr).cast("B").cast(code, a.shape)
     if path == "dlpack":

@@ -1,6 +1,8 @@
+// et_copy::_h2d_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // et_copy::_d2h_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-// ExecuTorch's device to host transfer at a delegate boundary. This runtime keeps every
-// tensor in CPU memory, so it is a plain copy: out takes self's shape and values.
+// ExecuTorch's host-to-device and device-to-host transfers at a delegate boundary. This
+// runtime keeps every tensor in CPU memory, so both are a plain copy: out takes self's
+// shape and values.
 #include <fmt/format.h>
 
 #include "kernels/copy_util.h"
@@ -8,7 +10,7 @@
 namespace et::kernels {
 namespace {
 
-Status d2h_copy_out(KernelContext& ctx) {
+Status device_copy_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
   ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(1));
   if (self->dtype() != out->dtype()) {
@@ -19,7 +21,8 @@ Status d2h_copy_out(KernelContext& ctx) {
   return copy_logical(ctx, *self, *out);
 }
 
-ET_REGISTER_KERNEL("et_copy::_d2h_copy.out", d2h_copy_out);
+ET_REGISTER_KERNEL("et_copy::_h2d_copy.out", device_copy_out);
+ET_REGISTER_KERNEL("et_copy::_d2h_copy.out", device_copy_out);
 
 }  // namespace
 }  // namespace et::kernels
