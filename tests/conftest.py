@@ -78,7 +78,8 @@ def built_tool(name: str, folder: str = "tools") -> Path:
 def as_comparable(array: np.ndarray, dtype_name: str) -> np.ndarray:
     """Values as float64 (bfloat16 bit patterns widened to the floats they encode)."""
     if dtype_name == "bfloat16":
-        return (array.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        bits = np.asarray(array).reshape(-1).astype(np.uint32) << 16  # 1-d: 0-d arrays
+        return bits.view(np.float32).astype(np.float64).reshape(np.shape(array))  # cannot .view
     if array.dtype == np.bool_:
         return array.astype(np.float64)
     return array.astype(np.float64)

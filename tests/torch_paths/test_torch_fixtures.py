@@ -24,9 +24,9 @@ def runtime(daemon_socket):
 
 def to_torch(a: np.ndarray, dtype: str, order) -> torch.Tensor:
     if dtype == "bfloat16":  # the .npy holds the bit patterns
-        t = torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(torch.bfloat16)
+        t = torch.from_numpy(a.copy(order="C").view(np.int16)).view(torch.bfloat16)
     else:
-        t = torch.from_numpy(np.ascontiguousarray(a))
+        t = torch.from_numpy(a.copy(order="C"))  # ascontiguousarray makes 0-d arrays 1-d
     if list(order) == [0, 2, 3, 1]:
         t = t.contiguous(memory_format=torch.channels_last)
     return t
