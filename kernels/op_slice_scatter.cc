@@ -8,6 +8,7 @@
 
 #include "kernels/convert.h"
 #include "kernels/copy_util.h"
+#include "kernels/scatter_view.h"
 
 namespace et::kernels {
 namespace {
@@ -49,15 +50,7 @@ Status slice_scatter_out(KernelContext& ctx) {
     dst_strides[d] = out->stride(d) * (d == dim ? taken_step : 1);
   auto* dst = static_cast<uint8_t*>(out->mutable_data()) +
               start * out->stride(dim) * static_cast<int64_t>(out->element_size());
-  if (src->dtype() == out->dtype()) {
-    strided_copy(slice, src->data(), src->strides().data(), dst, dst_strides.data(),
-                 src->element_size());
-  } else if (!convert_strided(slice, src->dtype(), src->data(), src->strides().data(), out->dtype(),
-                              dst, dst_strides.data())) {
-    return ctx.unsupported(fmt::format("copying {} into {}", scalar_type_name(src->dtype()),
-                                       scalar_type_name(out->dtype())));
-  }
-  return Status();
+  return copy_into_view(ctx, slice, *src, *out, dst, dst_strides.data());
 }
 
 ET_REGISTER_KERNEL("aten::slice_scatter.out", slice_scatter_out);
