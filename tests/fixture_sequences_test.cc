@@ -79,6 +79,37 @@ TEST_P(Sequences, EachCallMatchesEager) {
   }
 }
 
+// A batch of 0 is within a dynamic dim's bounds, but XNNPACK cannot run an empty
+// tensor (its setup asserts, killing the daemon): the delegate refuses the call, and the
+// method runs again afterwards. Found by the program fuzzer.
+TEST(EmptyDynamicDims, TheDelegateRefusesThemAndStaysUsable) {
+  for (const char* model : {"dynamic_batch_xnnpack", "cnn_dynamic_batch_xnnpack"}) {
+    auto program = fixture(std::string(model) + ".pte");
+    ASSERT_NE(program, nullptr);
+    auto method = Method::load(program, "forward");
+    ASSERT_TRUE(method.ok()) << method.status().to_string();
+    auto input = tools::read_npy(fixture_path(std::string(model) + "/forward.in0.npy"));
+    ASSERT_TRUE(input.ok());
+    for (int64_t batch : {int64_t{0}, int64_t{1}}) {
+      std::vector<int64_t> sizes = input->shape;
+      sizes[0] = batch;
+      TensorView view;
+      view.data = input->data.data();
+      view.nbytes = input->data.size();
+      view.dtype = input->dtype;
+      view.sizes = sizes;
+      ASSERT_TRUE((*method)->set_input(0, InputValue::of_tensor(view)).ok()) << model;
+      Status run = (*method)->execute();
+      if (batch == 0) {
+        ASSERT_FALSE(run.ok()) << model;
+        EXPECT_NE(run.message().find("empty"), std::string::npos) << run.to_string();
+      } else {
+        EXPECT_TRUE(run.ok()) << model << ": " << run.to_string();
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, Sequences,
     ::testing::Values(Sequence{"mutable_buffer", "forward", 3}, Sequence{"zoo_copy_", "float32", 2},

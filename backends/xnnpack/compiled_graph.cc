@@ -93,6 +93,11 @@ Result<std::shared_ptr<const CompiledGraph>> CompiledGraph::for_input_dims(
     const std::vector<size_t>& want = input_dims[i];
     bool fits = want.size() == v.dims.size();
     for (size_t d = 0; fits && d < want.size(); ++d) fits = want[d] <= v.dims[d];
+    if (std::find(want.begin(), want.end(), size_t{0}) != want.end()) {
+      return invalid_argument(
+          fmt::format("XNNPACK graph input {} has dims [{}]: XNNPACK cannot run an empty tensor", i,
+                      fmt::join(want, ",")));
+    }
     if (!fits) {
       return invalid_argument(
           fmt::format("XNNPACK graph input {} has dims [{}], above the [{}] it was exported for", i,

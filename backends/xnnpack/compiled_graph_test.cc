@@ -870,6 +870,36 @@ TEST(DynamicDims, DimsAboveTheDeclaredOnesAreRefused) {
   }
 }
 
+// XNNPACK asserts on a null buffer and a transposed convolution's output size wraps
+// around on an empty input, so no dim may be 0 at run time, inferred ones included.
+TEST(DynamicDims, EmptyDimsAreRefusedNotRun) {
+  Built rows = dynamic_rows_graph();
+  for (std::vector<size_t> dims : {std::vector<size_t>{0, 3}, {2, 0}}) {
+    auto shaped = rows.graph->for_input_dims({{dims}});
+    ASSERT_FALSE(shaped.ok());
+    EXPECT_EQ(shaped.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(shaped.status().message().find("empty"), std::string::npos)
+        << shaped.status().to_string();
+  }
+  for (NodeType type : {NodeType::kConv2d, NodeType::kConvTranspose2d}) {
+    PayloadBuilder b;
+    const uint32_t in = b.input({2, 4, 4, 1});
+    const bool up = type == NodeType::kConvTranspose2d;
+    const uint32_t out =
+        b.output(up ? std::vector<size_t>{2, 5, 5, 1} : std::vector<size_t>{2, 3, 3, 1});
+    const uint32_t w = b.constant({1, 2, 2, 1}, sample(4, false, 1.0f));
+    b.conv(type, {0, 0, 0, 0, 2, 2, 1, 1, 1, 1, 1, 1, 1}, in, w, kNoValue, out);
+    auto built = compile(b);
+    ASSERT_TRUE(built.ok()) << built.status().to_string();
+    for (std::vector<size_t> dims : {std::vector<size_t>{0, 4, 4, 1}, {2, 0, 4, 1}}) {
+      auto shaped = built->graph->for_input_dims({{dims}});
+      ASSERT_FALSE(shaped.ok()) << dims[0] << "x" << dims[1];
+      EXPECT_NE(shaped.status().message().find("empty"), std::string::npos)
+          << shaped.status().to_string();
+    }
+  }
+}
+
 TEST(DynamicDims, TheLeastRecentlyUsedShapeIsDroppedBeyondTheLimit) {
   CompileOptions options;
   options.max_shapes = 2;

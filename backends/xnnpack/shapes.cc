@@ -461,6 +461,16 @@ Status infer_dims(const Graph& graph, std::vector<std::vector<size_t>>& dims) {
   for (const GraphNode& node : graph.nodes) {
     ET_RETURN_IF_ERROR(check_inputs_present(node));
     ET_RETURN_IF_ERROR(NodeChecker(graph, node, &dims).check());
+    // No node may see an empty value: XNNPACK asserts on one, and a transposed
+    // convolution's output size would wrap around.
+    for (uint32_t id : node.outputs) {
+      if (id < dims.size() &&
+          std::find(dims[id].begin(), dims[id].end(), size_t{0}) != dims[id].end()) {
+        return invalid_argument(fmt::format(
+            "XNNPACK node {} would make value {} empty ([{}]): XNNPACK cannot run an empty tensor",
+            node_type_name(node.type), id, fmt::join(dims[id], ",")));
+      }
+    }
   }
   return Status();
 }
