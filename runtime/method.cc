@@ -17,6 +17,7 @@ namespace {
 
 // A program whose jumps never end is stopped here rather than hanging its caller.
 constexpr uint64_t kMaxStepsPerExecute = 100'000'000;
+constexpr int8_t kTensorDataExternal = 1;  // ExtraTensorInfo.location: in the .ptd
 
 using Buffer = std::unique_ptr<uint8_t, void (*)(void*)>;
 
@@ -204,16 +205,29 @@ Status Method::build_values() {
         Tensor& tensor = tensors_[next_tensor++];
         tensor = Tensor(static_cast<ScalarType>(t->scalar_type()), sizes, dim_order,
                         static_cast<ShapeDynamism>(t->shape_dynamism()));
+        // Kept in the .ptd under its name (the verifier found it there, big enough).
+        const fb::ExtraTensorInfo* extra = t->extra_tensor_info();
+        const bool external = extra != nullptr && extra->location() == kTensorDataExternal;
         if (const fb::AllocationDetails* a = t->allocation_info()) {
           const uint64_t offset =
               (uint64_t{a->memory_offset_high()} << 32) | a->memory_offset_low();
           uint8_t* data = buffers_[a->memory_id()].get() + offset;
           // The verifier proved the upper-bound bytes fit the buffer at this offset.
           tensor.set_data(data, tensor.capacity_nbytes());
-          if (t->data_buffer_idx() > 0) {
+          if (external) {
+            std::memcpy(
+                data, program_->external_data(extra->fully_qualified_name()->string_view()).data(),
+                tensor.capacity_nbytes());
+          } else if (t->data_buffer_idx() > 0) {
             std::memcpy(data, program_->mutable_initial_data(t->data_buffer_idx()).data(),
                         tensor.capacity_nbytes());
           }
+        } else if (external) {
+          // Like constants below, shared by every instance and never written.
+          const std::span<const uint8_t> bytes =
+              program_->external_data(extra->fully_qualified_name()->string_view());
+          tensor.set_data(const_cast<uint8_t*>(bytes.data()), bytes.size());
+          tensor.set_constant(true);
         } else if (t->data_buffer_idx() > 0) {
           // Constants stay in the program's bytes, shared by every instance, never written.
           const std::span<const uint8_t> bytes = program_->constant_data(t->data_buffer_idx());

@@ -81,7 +81,8 @@ size_t BackendCache::size() const {
   return entries_.size();
 }
 
-Result<std::shared_ptr<const Program>> Program::load(std::shared_ptr<const ProgramBytes> bytes) {
+Result<std::shared_ptr<const Program>> Program::load(std::shared_ptr<const ProgramBytes> bytes,
+                                                     std::shared_ptr<const DataFile> data) {
   if (bytes == nullptr) return invalid_argument("no program bytes");
   const std::span<const uint8_t> file = bytes->bytes();
   ET_ASSIGN_OR_RETURN(PteHeader header, parse_pte_header(file));
@@ -102,19 +103,25 @@ Result<std::shared_ptr<const Program>> Program::load(std::shared_ptr<const Progr
         "file or is misaligned): the file is corrupt or truncated");
   }
   const fb::Program* root = flatbuffers::GetRoot<fb::Program>(file.data());
-  ET_RETURN_IF_ERROR(verify_program(*root, file, header));
+  ET_RETURN_IF_ERROR(verify_program(*root, file, header, data.get()));
 
   auto program = std::shared_ptr<Program>(new Program());
   program->bytes_ = std::move(bytes);
+  program->data_ = std::move(data);
   program->header_ = header;
   program->root_ = root;
   ET_RETURN_IF_ERROR(program->build_metas());
   return std::shared_ptr<const Program>(std::move(program));
 }
 
-Result<std::shared_ptr<const Program>> Program::load_file(const std::string& path) {
+Result<std::shared_ptr<const Program>> Program::load_file(const std::string& path,
+                                                          const std::string& data_path) {
+  std::shared_ptr<const DataFile> data;
+  if (!data_path.empty()) {
+    ET_ASSIGN_OR_RETURN(data, DataFile::load_file(data_path));
+  }
   ET_ASSIGN_OR_RETURN(auto bytes, ProgramBytes::map_file(path));
-  auto program = load(std::move(bytes));
+  auto program = load(std::move(bytes), std::move(data));
   if (!program.ok()) return program.status().with_context(path);
   return program;
 }
@@ -217,7 +224,20 @@ Result<std::span<const uint8_t>> Program::named_data(std::string_view key) const
       if (d->key()->string_view() == key) return segment(d->segment_index());
     }
   }
-  return not_found(fmt::format("the program has no named data '{}'", key));
+  if (data_ != nullptr) {
+    if (auto found = data_->find(key); found.ok()) return found;
+    return not_found(
+        fmt::format("neither the program nor its external data file has named data '{}'", key));
+  }
+  return not_found(fmt::format(
+      "the program has no named data '{}' (if it was exported with its weights in a .ptd "
+      "file, load it with that file)",
+      key));
+}
+
+std::span<const uint8_t> Program::external_data(std::string_view name) const {
+  Result<std::span<const uint8_t>> found = data_->find(name);
+  return found.value();
 }
 
 }  // namespace et

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/data_file.h"
 #include "runtime/method_meta.h"
 #include "runtime/program_bytes.h"
 #include "runtime/pte_header.h"
@@ -52,14 +53,19 @@ class BackendCache {
 
 class Program {
  public:
-  // Verifies and loads a program from its bytes.
+  // Verifies and loads a program from its bytes, with `data`, the external data file
+  // (.ptd) it was exported with, when it keeps tensors there (nullptr: none).
   // Errors: every container error of parse_pte_header(), InvalidProgram naming the
-  // first inconsistency found, NotSupported for valid features this runtime lacks
-  // (external .ptd data, unbounded dynamic shapes).
-  static Result<std::shared_ptr<const Program>> load(std::shared_ptr<const ProgramBytes> bytes);
+  // first inconsistency found, InvalidArgument for a program that needs a .ptd and got
+  // none or a .ptd that lacks or mismatches one of its tensors (naming it),
+  // NotSupported for valid features this runtime lacks (unbounded dynamic shapes).
+  static Result<std::shared_ptr<const Program>> load(std::shared_ptr<const ProgramBytes> bytes,
+                                                     std::shared_ptr<const DataFile> data = {});
 
-  // Maps `path` and loads it. Errors: IoError, plus those of load().
-  static Result<std::shared_ptr<const Program>> load_file(const std::string& path);
+  // Maps `path` (and `data_path` unless empty) and loads it. Errors: IoError, plus
+  // those of load() and DataFile::load(), naming the file.
+  static Result<std::shared_ptr<const Program>> load_file(const std::string& path,
+                                                          const std::string& data_path = {});
 
   size_t num_methods() const { return metas_.size(); }
   std::vector<std::string> method_names() const;
@@ -81,14 +87,20 @@ class Program {
   std::span<const uint8_t> segment(uint32_t index) const;
   // The delegate's processed payload (inline or in a segment).
   std::span<const uint8_t> delegate_payload(const fb::BackendDelegate& delegate) const;
-  // The named data blob `key`, or NotFound.
+  // The named data blob `key` (the program's own first, then its data file's), or NotFound.
   Result<std::span<const uint8_t>> named_data(std::string_view key) const;
+  // The verified bytes of an external tensor, by its fully qualified name.
+  // REQUIRES: the program has a tensor of that name kept in external data.
+  std::span<const uint8_t> external_data(std::string_view name) const;
+  // The external data file the program was loaded with, or nullptr.
+  const std::shared_ptr<const DataFile>& data_file() const { return data_; }
 
  private:
   Program() = default;
   Status build_metas();
 
   std::shared_ptr<const ProgramBytes> bytes_;
+  std::shared_ptr<const DataFile> data_;
   PteHeader header_;
   const fb::Program* root_ = nullptr;
   std::vector<MethodMeta> metas_;

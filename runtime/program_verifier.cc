@@ -1,6 +1,7 @@
 #include "runtime/program_verifier.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -8,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "runtime/data_file.h"
 #include "runtime/scalar_type.h"
 #include "runtime/tensor.h"
 
@@ -17,6 +19,7 @@ namespace {
 constexpr int8_t kDataLocationInline = 0;
 constexpr int8_t kDataLocationSegment = 1;
 constexpr int8_t kTensorDataSegment = 0;
+constexpr int8_t kTensorDataExternal = 1;
 constexpr int8_t kMaxShapeDynamism = 1;  // 2 (unbounded) is not supported
 constexpr int8_t kMaxDeviceType = 1;     // CPU, CUDA
 // Each input and output costs a few hundred bytes of metadata per program and per
@@ -36,8 +39,9 @@ bool fits(uint64_t a, uint64_t b, uint64_t limit) { return a <= limit && b <= li
 // Checks that the program's pieces of segment data lie inside the file.
 class ProgramChecker {
  public:
-  ProgramChecker(const fb::Program& root, std::span<const uint8_t> file, const PteHeader& header)
-      : root_(root), file_(file), header_(header) {}
+  ProgramChecker(const fb::Program& root, std::span<const uint8_t> file, const PteHeader& header,
+                 const DataFile* data)
+      : root_(root), file_(file), header_(header), data_(data) {}
 
   Status run() {
     ET_RETURN_IF_ERROR(check_segments());
@@ -331,18 +335,75 @@ class ProgramChecker {
           t.shape_dynamism()));
     }
     if (const fb::ExtraTensorInfo* extra = t.extra_tensor_info()) {
-      if (extra->location() != kTensorDataSegment) {
-        return not_supported(
-            "tensor data stored outside the program (.ptd external data) is not supported yet");
-      }
       if (extra->device_type() < 0 || extra->device_type() > kMaxDeviceType) {
         return invalid_program(fmt::format("unknown device type {}", extra->device_type()));
+      }
+      if (extra->location() == kTensorDataExternal) {
+        ET_RETURN_IF_ERROR(check_tensor_data(t, nbytes, /*external=*/true));
+        return check_external_data(t, *extra, nbytes);
+      }
+      if (extra->location() != kTensorDataSegment) {
+        return invalid_program(fmt::format("unknown tensor data location {}", extra->location()));
       }
     }
     return check_tensor_data(t, nbytes);
   }
 
-  Status check_tensor_data(const fb::Tensor& t, uint64_t nbytes) {
+  // A tensor whose bytes are in the .ptd under its fully qualified name: a constant,
+  // or with allocation info the initial value of a planned (mutable) tensor.
+  Status check_external_data(const fb::Tensor& t, const fb::ExtraTensorInfo& extra,
+                             uint64_t nbytes) const {
+    if (extra.fully_qualified_name() == nullptr || extra.fully_qualified_name()->size() == 0) {
+      return invalid_program("a tensor kept in external data has no name to find it by");
+    }
+    const std::string_view name = extra.fully_qualified_name()->string_view();
+    if (data_ == nullptr) {
+      return invalid_argument(fmt::format(
+          "tensor '{}' is kept in an external data file (.ptd) and none was given: load the "
+          "program with the .ptd exported beside it (et-run --data FILE.ptd; Python "
+          "load_program(path, data_path=...); C++ load_program(path, data_path))",
+          name));
+    }
+    Result<std::span<const uint8_t>> bytes = data_->find(name);
+    if (!bytes.ok()) {
+      return invalid_argument(fmt::format(
+          "the external data file has no tensor '{}' that the program needs: it was exported "
+          "with another version of the model; pass the .ptd written together with this .pte",
+          name));
+    }
+    const auto dtype = static_cast<ScalarType>(t.scalar_type());
+    if (const DataLayout* layout = data_->layout(name)) {
+      const bool same_sizes =
+          t.sizes() != nullptr && std::equal(layout->sizes.begin(), layout->sizes.end(),
+                                             t.sizes()->begin(), t.sizes()->end());
+      if (layout->dtype != dtype || !same_sizes) {
+        std::vector<int32_t> want;
+        if (t.sizes()) want.assign(t.sizes()->begin(), t.sizes()->end());
+        return invalid_argument(fmt::format(
+            "the external data file's '{}' is {} [{}]; the program expects {} [{}]: pass the "
+            ".ptd written together with this .pte",
+            name, scalar_type_name(layout->dtype), fmt::join(layout->sizes, ", "),
+            scalar_type_name(dtype), fmt::join(want, ", ")));
+      }
+    }
+    if (bytes->size() < nbytes) {
+      return invalid_argument(
+          fmt::format("the external data file's '{}' has {} bytes; the program's tensor needs {}",
+                      name, bytes->size(), nbytes));
+    }
+    // Constants are read in place (data files are loaded at an address aligned to 16).
+    const auto offset = static_cast<uint64_t>(bytes->data() - data_->bytes().data());
+    if (offset % element_size_ != 0) {
+      return invalid_argument(
+          fmt::format("the external data file's '{}' at byte {} is not aligned to its {}-byte "
+                      "elements",
+                      name, offset, element_size_));
+    }
+    return Status();
+  }
+
+  // `external`: the bytes are in the .ptd (check_external_data), not at the data index.
+  Status check_tensor_data(const fb::Tensor& t, uint64_t nbytes, bool external = false) {
     element_size_ = element_size(static_cast<ScalarType>(t.scalar_type()));
     const uint32_t data_index = t.data_buffer_idx();
     if (const fb::AllocationDetails* a = t.allocation_info()) {
@@ -364,11 +425,11 @@ class ProgramChecker {
                         "of {} bytes",
                         nbytes, offset, a->memory_id(), buffer_size));
       }
-      if (data_index > 0)
+      if (data_index > 0 && !external)
         return check_subsegment_data(mutable_segment(), data_index, nbytes, "mutable");
       return Status();
     }
-    if (data_index == 0) return Status();
+    if (data_index == 0 || external) return Status();
     const fb::SubsegmentOffsets* constants = root_.constant_segment();
     if (constants != nullptr && length(constants->offsets()) > 0) {
       return check_subsegment_data(constants, data_index, nbytes, "constant");
@@ -504,6 +565,7 @@ class ProgramChecker {
   const fb::Program& root_;
   std::span<const uint8_t> file_;
   const PteHeader& header_;
+  const DataFile* data_;  // nullptr: the program was loaded without a .ptd
   const fb::ExecutionPlan* plan_ = nullptr;
   size_t n_values_ = 0;
   std::set<int32_t> inputs_, outputs_;  // of the method being checked
@@ -513,8 +575,8 @@ class ProgramChecker {
 }  // namespace
 
 Status verify_program(const fb::Program& root, std::span<const uint8_t> file,
-                      const PteHeader& header) {
-  return ProgramChecker(root, file, header).run();
+                      const PteHeader& header, const DataFile* data) {
+  return ProgramChecker(root, file, header, data).run();
 }
 
 size_t declared_nbytes(const fb::Tensor& tensor) {

@@ -15,9 +15,13 @@
 
 namespace et {
 
+class DataFile;
+
 // REQUIRES: `root` passed flatbuffers verification over file[0, header.program_size).
+// `data` is the program's external data file, or nullptr when none was given (a tensor
+// kept in external data is then refused, naming it).
 Status verify_program(const fb::Program& root, std::span<const uint8_t> file,
-                      const PteHeader& header);
+                      const PteHeader& header, const DataFile* data);
 
 // Bytes of tensor data for `tensor` at its declared (upper-bound) sizes.
 // REQUIRES: the tensor passed verify_program().

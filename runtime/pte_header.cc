@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/printable.h"
+
 namespace et {
 namespace {
 
@@ -26,18 +28,6 @@ uint64_t load_u64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, sizeof v);
   return v;
-}
-
-std::string printable(std::string_view bytes) {
-  std::string out;
-  for (char c : bytes) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += c;
-    } else {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    }
-  }
-  return out;
 }
 
 Status check_identifier(std::string_view id) {

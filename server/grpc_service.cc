@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/exceptions.h"
-#include "server/printable.h"
+#include "runtime/printable.h"
 
 namespace et::server {
 

@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "runtime/printable.h"
 #include "runtime/thread_pool.h"
 #include "server/fd_channel.h"
 #include "server/grpc_service.h"
 #include "server/options.h"
-#include "server/printable.h"
 #include "server/unix_socket.h"
 
 namespace {
@@ -34,11 +34,20 @@ int run(const et::server::Options& o) {
     for (const auto& entry : std::filesystem::directory_iterator(o.models_dir, ec)) {
       if (entry.path().extension() != ".pte") continue;
       const std::string name = entry.path().filename().string();
-      et::Status s = core.registry().preload(entry.path().string(), name);
+      // NAME.ptd beside NAME.pte is its external data file (ExecuTorch writes the
+      // weights there when exporting with external constants).
+      std::filesystem::path data = entry.path();
+      data.replace_extension(".ptd");
+      std::error_code data_ec;
+      const bool has_data = std::filesystem::is_regular_file(data, data_ec);
+      et::Status s =
+          core.registry().preload(entry.path().string(), name, has_data ? data.string() : "");
       if (!s.ok()) {
-        spdlog::error("--models: {} not preloaded: {}", printable(name), printable(s.to_string()));
+        spdlog::error("--models: {} not preloaded: {}", et::printable(name),
+                      et::printable(s.to_string()));
       } else {
-        spdlog::info("preloaded {}", name);
+        spdlog::info("preloaded {}{}", name,
+                     has_data ? " with " + data.filename().string() : std::string());
       }
     }
     if (ec) {

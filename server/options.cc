@@ -35,7 +35,8 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            alone. Shared memory is handed over on PATH.fd beside it. A
                            stale socket file is replaced; a live daemon's is not.
   --listen HOST:PORT       also serve gRPC over TCP (tensors inline only); off by default
-  --models DIR             preload every .pte in DIR, each loadable by its file name
+  --models DIR             preload every .pte in DIR (with NAME.ptd beside NAME.pte as its
+                           external data file), each loadable by its file name
   --threads N              compute threads (default: ET_NUM_THREADS, else one per CPU)
   --workers N              methods executing at once (default: the thread count)
   --log-level LEVEL        trace, debug, info (default), warn, error, off

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "proto/sha256.h"
+#include "runtime/data_file.h"
 #include "runtime/program_bytes.h"
 
 namespace et::server {
@@ -25,9 +26,75 @@ RegisteredProgram::~RegisteredProgram() {
   if (program) spdlog::info("program {} unloaded (no session holds it)", sha256.substr(0, 12));
 }
 
-std::shared_ptr<const RegisteredProgram> ProgramRegistry::find(const std::string& sha256) const {
+namespace {
+
+// Programs are held by content: the program's hash, and its data file's when it has one.
+std::string content_key(const std::string& sha256, const std::string& data_sha256) {
+  return data_sha256.empty() ? sha256 : sha256 + "+" + data_sha256;
+}
+
+// Copies of a program's bytes (and its data file's), named by the copies' hashes:
+// bytes in a client's segment may change under us, the copies do not.
+struct Copies {
+  std::shared_ptr<const ProgramBytes> program, data;
+  std::string sha256, data_sha256;
+};
+
+Result<Copies> copy_and_hash(std::span<const uint8_t> bytes, const std::string& expected_sha256,
+                             std::span<const uint8_t> data,
+                             const std::string& expected_data_sha256) {
+  Copies c;
+  c.program = ProgramBytes::copy_of(bytes);
+  c.sha256 = ::etserver::sha256_hex(c.program->bytes());
+  if (!expected_sha256.empty() && expected_sha256 != c.sha256) {
+    return invalid_argument(
+        fmt::format("sha256: the program's bytes hash to {}, not {}", c.sha256, expected_sha256));
+  }
+  if (!data.empty()) {
+    c.data = ProgramBytes::copy_of(data);
+    c.data_sha256 = ::etserver::sha256_hex(c.data->bytes());
+    if (!expected_data_sha256.empty() && expected_data_sha256 != c.data_sha256) {
+      return invalid_argument(fmt::format("data_sha256: the data file's bytes hash to {}, not {}",
+                                          c.data_sha256, expected_data_sha256));
+    }
+  } else if (!expected_data_sha256.empty()) {
+    return invalid_argument(
+        fmt::format("data_sha256: {} names an external data file, but none was sent "
+                    "(data_bytes or data_segment)",
+                    expected_data_sha256));
+  }
+  return c;
+}
+
+Result<std::shared_ptr<RegisteredProgram>> load_entry(Copies c) {
+  std::shared_ptr<const DataFile> data;
+  if (c.data) {
+    auto loaded = DataFile::load(c.data);
+    if (!loaded.ok()) return loaded.status().with_context("external data file");
+    data = std::move(loaded).value();
+  }
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<const Program> program, Program::load(c.program, data));
+  auto entry = std::make_shared<RegisteredProgram>();
+  entry->sha256 = c.sha256;
+  entry->data_sha256 = c.data_sha256;
+  entry->size_bytes = c.program->bytes().size();
+  entry->data_size_bytes = c.data ? c.data->bytes().size() : 0;
+  entry->program = std::move(program);
+  return entry;
+}
+
+Result<std::vector<uint8_t>> read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error(fmt::format("cannot read {}", path));
+  return std::vector<uint8_t>{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+std::shared_ptr<const RegisteredProgram> ProgramRegistry::find(
+    const std::string& sha256, const std::string& data_sha256) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = by_hash_.find(sha256);
+  auto it = by_hash_.find(content_key(sha256, data_sha256));
   if (it == by_hash_.end()) return nullptr;
   auto held = it->second.lock();
   if (!held) by_hash_.erase(it);
@@ -41,52 +108,37 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
   return it == preloaded_.end() ? nullptr : it->second;
 }
 
-namespace {
-
-// Parses `bytes` (copied first: bytes in a client's segment may change under us) into
-// an entry named by the copy's hash.
-Result<std::shared_ptr<RegisteredProgram>> load_entry(std::span<const uint8_t> bytes,
-                                                      const std::string& expected_sha256) {
-  std::shared_ptr<const ProgramBytes> program_bytes = ProgramBytes::copy_of(bytes);
-  const std::string sha = ::etserver::sha256_hex(program_bytes->bytes());
-  if (!expected_sha256.empty() && expected_sha256 != sha) {
-    return invalid_argument(
-        fmt::format("sha256: the program's bytes hash to {}, not {}", sha, expected_sha256));
-  }
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<const Program> program, Program::load(program_bytes));
-  auto entry = std::make_shared<RegisteredProgram>();
-  entry->sha256 = sha;
-  entry->size_bytes = program_bytes->bytes().size();
-  entry->program = std::move(program);
-  return entry;
-}
-
-}  // namespace
-
 Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistry::add(
-    std::span<const uint8_t> bytes, const std::string& expected_sha256) {
-  if (!expected_sha256.empty()) {
-    if (auto held = find(expected_sha256)) return std::make_pair(held, true);
-  }
+    std::span<const uint8_t> bytes, const std::string& expected_sha256,
+    std::span<const uint8_t> data, const std::string& expected_data_sha256) {
+  ET_ASSIGN_OR_RETURN(Copies copies,
+                      copy_and_hash(bytes, expected_sha256, data, expected_data_sha256));
+  const std::string key = content_key(copies.sha256, copies.data_sha256);
+  if (auto held = find(copies.sha256, copies.data_sha256)) return std::make_pair(held, true);
   // Parse outside the lock: loading a large program must not stall other sessions.
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(bytes, expected_sha256));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
   std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = by_hash_[entry->sha256];
-  if (auto held = slot.lock())
-    return std::make_pair(held, true);  // already (or concurrently) loaded
+  auto& slot = by_hash_[key];
+  if (auto held = slot.lock()) return std::make_pair(held, true);  // concurrently loaded
   slot = entry;
   return std::make_pair(std::shared_ptr<const RegisteredProgram>(entry), false);
 }
 
-Status ProgramRegistry::preload(const std::string& path, const std::string& name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error(fmt::format("cannot read {}", path));
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(bytes, ""));
+Status ProgramRegistry::preload(const std::string& path, const std::string& name,
+                                const std::string& data_path) {
+  ET_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read_whole(path));
+  std::vector<uint8_t> data;
+  if (!data_path.empty()) {
+    ET_ASSIGN_OR_RETURN(data, read_whole(data_path));
+    if (data.empty()) return invalid_argument(fmt::format("{} is empty", data_path));
+  }
+  ET_ASSIGN_OR_RETURN(Copies copies, copy_and_hash(bytes, "", data, ""));
+  const std::string key = content_key(copies.sha256, copies.data_sha256);
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
   entry->name = name;
   std::lock_guard<std::mutex> lock(mu_);
   preloaded_[name] = entry;
-  by_hash_[entry->sha256] = entry;
+  by_hash_[key] = entry;
   return Status();
 }
 

@@ -19,8 +19,10 @@ namespace et::server {
 struct RegisteredProgram {
   ~RegisteredProgram();  // logs the unload
   std::string sha256;
-  std::string name;  // preloaded file name, or empty
+  std::string data_sha256;  // of its external data file (.ptd), or empty
+  std::string name;         // preloaded file name, or empty
   size_t size_bytes = 0;
+  size_t data_size_bytes = 0;
   std::shared_ptr<const Program> program;
 
   // Who sent the bytes: a hash is a capability only for them. Peers are
@@ -36,20 +38,27 @@ struct RegisteredProgram {
 // Thread-safe.
 class ProgramRegistry {
  public:
-  // The program with this hash, if some session (or the preload) holds it; else null.
-  std::shared_ptr<const RegisteredProgram> find(const std::string& sha256) const;
+  // The program with this hash (and external data with `data_sha256`; empty: none), if
+  // some session (or the preload) holds it; else null.
+  std::shared_ptr<const RegisteredProgram> find(const std::string& sha256,
+                                                const std::string& data_sha256 = {}) const;
   // The preloaded program named `name`, or null.
   std::shared_ptr<const RegisteredProgram> find_preloaded(const std::string& name) const;
 
-  // Loads `bytes` (copied) unless a program with the same content is held already;
-  // `expected_sha256`, when not empty, must match. Returns the shared entry and whether
-  // it existed. Errors: InvalidArgument on a hash mismatch; Program::load's errors.
+  // Loads `bytes` (copied), with `data` (copied; empty: no external data file), unless a
+  // program with the same content is held already; each expected hash, when not empty,
+  // must match its bytes. The bytes are always hashed: a known hash alone never stands
+  // in for them. Returns the shared entry and whether it existed.
+  // Errors: InvalidArgument on a hash mismatch; DataFile::load's and Program::load's.
   Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> add(
-      std::span<const uint8_t> bytes, const std::string& expected_sha256);
+      std::span<const uint8_t> bytes, const std::string& expected_sha256,
+      std::span<const uint8_t> data = {}, const std::string& expected_data_sha256 = {});
 
-  // Maps the file at `path` and keeps it loaded for the daemon's lifetime under
-  // `name`. Errors: those of Program::load_file.
-  Status preload(const std::string& path, const std::string& name);
+  // Reads the file at `path` (with the external data file at `data_path` unless empty)
+  // and keeps it loaded for the daemon's lifetime under `name`. Errors: IoError naming
+  // the file, and those of add().
+  Status preload(const std::string& path, const std::string& name,
+                 const std::string& data_path = {});
 
   std::vector<std::string> preloaded_names() const;
   // Distinct programs currently loaded.

@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "runtime/exceptions.h"
+#include "runtime/printable.h"
 #include "runtime/thread_pool.h"
-#include "server/printable.h"
 
 namespace et::server {
 namespace {
@@ -256,8 +256,8 @@ Result<uint64_t> ServiceCore::attach_program(Session& s,
         "this session holds {} programs, its limit (--max-programs); unload one or raise it",
         s.programs.size()));
   }
-  ET_RETURN_IF_ERROR(program_bytes_fit(s, program->size_bytes));
-  s.program_bytes += program->size_bytes;
+  ET_RETURN_IF_ERROR(program_bytes_fit(s, program->size_bytes + program->data_size_bytes));
+  s.program_bytes += program->size_bytes + program->data_size_bytes;
   const uint64_t id = s.next_id++;
   s.programs[id] = std::move(program);
   return id;
@@ -325,6 +325,8 @@ Status ServiceCore::fill_program_info(const RegisteredProgram& p, uint64_t id,
   out.set_program_id(id);
   out.set_sha256(p.sha256);
   out.set_size_bytes(p.size_bytes);
+  out.set_data_sha256(p.data_sha256);
+  out.set_data_size_bytes(p.data_size_bytes);
   out.set_name(p.name);
   for (const std::string& name : p.program->method_names()) {
     ET_ASSIGN_OR_RETURN(const MethodMeta* meta, p.program->method_meta(name));
@@ -343,17 +345,22 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
       if (req.sha256().empty()) {
         return invalid_argument("sha256: give the program's hash, its bytes, or a preloaded name");
       }
-      program = registry_.find(req.sha256());
+      if (req.data_source_case() != pb::LoadProgramRequest::DATA_SOURCE_NOT_SET) {
+        return invalid_argument(
+            "data_bytes/data_segment: send the program's bytes with its data file's (or "
+            "neither, to load a pair the daemon has by their hashes)");
+      }
+      program = registry_.find(req.sha256(), req.data_sha256());
       // A program another host uploaded is not found by its hash alone: a remote
       // client learns nothing of other tenants' models and sends the bytes once.
       if (program && program->name.empty() && !program->uploaded_by(s->peer_key)) {
         program = nullptr;
       }
       if (!program) {
-        return not_found(
-            fmt::format("sha256: the daemon has no program {}; send its bytes "
-                        "(program_bytes or segment)",
-                        req.sha256()));
+        return not_found(fmt::format(
+            "sha256: the daemon has no program {}{}; send its bytes (program_bytes or segment{})",
+            req.sha256(), req.data_sha256().empty() ? "" : " with data file " + req.data_sha256(),
+            req.data_sha256().empty() ? "" : ", and data_bytes or data_segment"));
       }
       break;
     case pb::LoadProgramRequest::kPreloadedName:
@@ -380,25 +387,45 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
         if (!range.ok()) return range.status().with_context("segment");
         bytes = *range;
       }
+      std::span<const uint8_t> data;
+      std::shared_ptr<Segment> data_segment;
+      if (req.data_source_case() == pb::LoadProgramRequest::kDataBytes) {
+        data = {reinterpret_cast<const uint8_t*>(req.data_bytes().data()), req.data_bytes().size()};
+        if (data.empty()) return invalid_argument("data_bytes: the data file is empty");
+      } else if (req.data_source_case() == pb::LoadProgramRequest::kDataSegment) {
+        auto found = segment_lookup(s)(req.data_segment().segment_id());
+        if (!found.ok()) return found.status().with_context("data_segment");
+        data_segment = *found;
+        auto range = data_segment->range(req.data_segment().offset(), req.data_segment().length());
+        if (!range.ok()) return range.status().with_context("data_segment");
+        data = *range;
+        if (data.empty()) return invalid_argument("data_segment: the range is empty");
+      }
+      const uint64_t total = uint64_t{bytes.size()} + data.size();
       {
         // Refused before the bytes are copied and verified, not after.
         std::lock_guard<std::mutex> lock(s->mu);
-        ET_RETURN_IF_ERROR(program_bytes_fit(*s, bytes.size()));
+        ET_RETURN_IF_ERROR(program_bytes_fit(*s, total));
       }
-      if (bytes.size() > limits_.max_program_bytes) {
-        return resource_exhausted(
-            fmt::format("program: {} bytes is over the limit of {} "
-                        "(--max-program-bytes)",
-                        bytes.size(), limits_.max_program_bytes));
+      if (total > limits_.max_program_bytes) {
+        return resource_exhausted(fmt::format(
+            "program: {} bytes{} is over the limit of {} "
+            "(--max-program-bytes)",
+            total, data.empty() ? "" : " with its data file", limits_.max_program_bytes));
       }
-      auto added = registry_.add(bytes, req.sha256());
+      auto added = registry_.add(bytes, req.sha256(), data, req.data_sha256());
       if (!added.ok()) return added.status().with_context("program");
       program = added->first;
       program->note_uploader(s->peer_key);
       existed = added->second;
       if (!existed) {
-        spdlog::info("program {} loaded ({} bytes) by session {}", program->sha256.substr(0, 12),
-                     program->size_bytes, s->number);
+        spdlog::info("program {} loaded ({} bytes{}) by session {}", program->sha256.substr(0, 12),
+                     program->size_bytes,
+                     program->data_sha256.empty() ? std::string()
+                                                  : fmt::format(", data file {} of {} bytes",
+                                                                program->data_sha256.substr(0, 12),
+                                                                program->data_size_bytes),
+                     s->number);
       }
       break;
     }

@@ -109,6 +109,45 @@ TEST(ClientReconnect, LoadingAfterARestartNeedsNoRetry) {
   EXPECT_LT(max_diff((*out)[0], npy_floats("mlp/forward.out0.npy")), 1e-5);
 }
 
+// A program with its weights in a .ptd is reloaded with it after a restart: from the
+// files (read again, checked unchanged), and from the bytes the client kept.
+TEST(ClientReconnect, ProgramsWithExternalDataAreReloadedWithIt) {
+  DaemonProcess daemon;
+  auto client = connect(daemon, std::chrono::seconds(30));
+  ASSERT_TRUE(client);
+  auto from_files =
+      client->load_program(kModels + "/mlp_ptd_xnnpack.pte", kModels + "/mlp_ptd_xnnpack.ptd");
+  ASSERT_TRUE(from_files.ok()) << from_files.status().message();
+  EXPECT_EQ((*from_files)->data_sha256().size(), 64u);
+  std::shared_ptr<etclient::Program> from_bytes;
+  {
+    std::ifstream pte(kModels + "/cnn_ptd.pte", std::ios::binary);
+    std::ifstream ptd(kModels + "/cnn_ptd.ptd", std::ios::binary);
+    std::vector<uint8_t> program{std::istreambuf_iterator<char>(pte), {}};
+    std::vector<uint8_t> data{std::istreambuf_iterator<char>(ptd), {}};
+    auto loaded = client->load_program_bytes(program, data);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    from_bytes = *loaded;
+  }
+  daemon.kill_and_restart();
+  for (const auto& [program, model] : {std::pair{*from_files, std::string("mlp_ptd_xnnpack")},
+                                       std::pair{from_bytes, std::string("cnn_ptd")}}) {
+    auto method = program->load_method();
+    ASSERT_TRUE(method.ok()) << model << ": " << method.status().message();
+    std::vector<int64_t> sizes;
+    const auto x = npy_floats(model + "/forward.in0.npy", &sizes);
+    auto out = (*method)->execute({HostTensor{x.data(), DType::kFloat32, sizes, {}}});
+    ASSERT_TRUE(out.ok()) << model << ": " << out.status().message();
+    EXPECT_LT(max_diff((*out)[0], npy_floats(model + "/forward.out0.npy")), 1e-4) << model;
+  }
+  // Without its .ptd the program is refused, naming what is missing.
+  auto without = client->load_program(kModels + "/mlp_ptd.pte");
+  ASSERT_FALSE(without.ok());
+  EXPECT_EQ(without.status().code(), etclient::StatusCode::kInvalidArgument);
+  EXPECT_NE(without.status().message().find("fc1.weight"), std::string::npos)
+      << without.status().message();
+}
+
 TEST(ClientReconnect, WithReconnectOffARestartIsUnavailable) {
   DaemonProcess daemon;
   auto client = connect(daemon, std::chrono::milliseconds(0));

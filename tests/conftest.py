@@ -19,6 +19,16 @@ MODELS = ROOT / "tests" / "models"
 BUILD = Path(os.environ.get("ET_BUILD_DIR", ROOT / "build"))
 
 
+def data_args(entry: dict) -> list[str]:
+    """`--data FILE.ptd` for a fixture whose weights are in an external data file."""
+    return ["--data", str(MODELS / entry["ptd"])] if "ptd" in entry else []
+
+
+def data_path(entry: dict):
+    """The fixture's external data file (.ptd), or None."""
+    return MODELS / entry["ptd"] if "ptd" in entry else None
+
+
 def manifest() -> dict:
     return json.loads((MODELS / "manifest.json").read_text())
 

@@ -24,6 +24,7 @@ struct Sequence {
   int calls;
   int inputs = 1;
   double tolerance = 1e-5;  // absolute and relative
+  bool ptd = false;         // weights in <model>.ptd
 };
 
 void PrintTo(const Sequence& s, std::ostream* os) { *os << s.model << "." << s.method; }
@@ -41,7 +42,7 @@ class Sequences : public ::testing::TestWithParam<Sequence> {};
 
 TEST_P(Sequences, EachCallMatchesEager) {
   const Sequence& s = GetParam();
-  auto program = fixture(std::string(s.model) + ".pte");
+  auto program = fixture(std::string(s.model) + ".pte", s.ptd ? std::string(s.model) + ".ptd" : "");
   ASSERT_NE(program, nullptr);
   auto method = Method::load(program, s.method);
   ASSERT_TRUE(method.ok()) << method.status().to_string();
@@ -119,6 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
                       // prefill, then 6 greedy decode steps
                       Sequence{"llama_decode", "forward", 7, 2, 1e-4},
                       Sequence{"llama_decode_xnnpack", "forward", 7, 2, 1e-4},
+                      Sequence{"llama_decode_ptd", "forward", 7, 2, 1e-4, true},
                       // made by ExecuTorch's LLM export flow: prefill, 8 steps
                       Sequence{"llama_export_flow", "forward", 9, 2, 1e-4},
                       Sequence{"llama_export_flow_xnnpack", "forward", 9, 2, 1e-4}),

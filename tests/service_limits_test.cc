@@ -296,11 +296,21 @@ TEST_F(ServiceLimitsTest, L4_HashIsACapabilityOnlyForWhoSentTheBytes) {
   auto remote_again = core_->open_session("ipv4:10.1.2.3:40001").value();
   EXPECT_TRUE(load_program(remote_again, "", hash).ok());
 
+  // Knowing the hash is not having the bytes: other bytes sent under it are refused
+  // (they were once answered with the held program), and do not make the sender one
+  // who may load it by hash.
+  auto guesser = core_->open_session("ipv4:10.9.9.9:40000").value();
+  auto forged = load_program(guesser, "not the program's bytes", hash);
+  ASSERT_FALSE(forged.ok());
+  EXPECT_EQ(forged.status().code(), StatusCode::kInvalidArgument) << forged.status().to_string();
+  EXPECT_NE(forged.status().message().find("hash to"), std::string::npos);
+  EXPECT_EQ(load_program(guesser, "", hash).status().code(), StatusCode::kNotFound);
+
   pb::ServerStatusResponse from_afar, from_here;
   ASSERT_TRUE(core_->server_status("ipv4:10.1.2.3:40002", from_afar).ok());
   ASSERT_TRUE(core_->server_status("unix:", from_here).ok());
   EXPECT_EQ(from_afar.sessions(), 0u);  // not told about other tenants
-  EXPECT_EQ(from_here.sessions(), 4u);
+  EXPECT_EQ(from_here.sessions(), 5u);
 }
 
 // L3: an output that is an input living in a segment, placed on an overlapping range

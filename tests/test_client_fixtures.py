@@ -13,7 +13,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import MODELS, as_comparable, built_tool, manifest, running_daemon
+from conftest import MODELS, as_comparable, built_tool, data_args, manifest, running_daemon
 
 MANIFEST = manifest()
 CASES = [(m, meth) for m in MANIFEST["models"] for meth in m["methods"]]
@@ -29,7 +29,7 @@ def daemon(transport):
 
 def client_run(sock, entry, method, calls, out_dir, shared):
     args = [built_tool("etclient-run", "tests"), "--socket", str(sock), str(MODELS / entry["pte"]),
-            "--method", method["name"], "--output-dir", str(out_dir)]
+            *data_args(entry), "--method", method["name"], "--output-dir", str(out_dir)]
     for k, call in enumerate(calls):
         if k:
             args.append("--then")

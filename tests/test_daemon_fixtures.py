@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import MODELS, as_comparable, built_tool, manifest, running_daemon
+from conftest import MODELS, as_comparable, built_tool, data_args, manifest, running_daemon
 
 MANIFEST = manifest()
 CASES = [(m, meth) for m in MANIFEST["models"] for meth in m["methods"]]
@@ -26,7 +26,7 @@ def daemon(transport):
 
 def daemon_run(sock, entry, method, call, out_dir, via_segments):
     args = [built_tool("et-daemon-run", "tests"), "--socket", str(sock), str(MODELS / entry["pte"]),
-            "--method", method["name"], "--output-dir", str(out_dir)]
+            *data_args(entry), "--method", method["name"], "--output-dir", str(out_dir)]
     for rel in call["inputs"]:
         args += ["--input", str(MODELS / rel)]
     if via_segments:

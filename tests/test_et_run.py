@@ -14,7 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import MODELS, as_comparable, built_tool, manifest
+from conftest import MODELS, as_comparable, built_tool, data_args, manifest
 
 MANIFEST = manifest()
 CASES = [(m, meth) for m in MANIFEST["models"] for meth in m["methods"]]
@@ -43,8 +43,8 @@ def runnable(method) -> bool:
 
 
 def et_run(entry, method, call, out_dir):
-    args = [built_tool("et-run"), str(MODELS / entry["pte"]), "--method", method["name"],
-            "--output-dir", str(out_dir)]
+    args = [built_tool("et-run"), str(MODELS / entry["pte"]), *data_args(entry), "--method",
+            method["name"], "--output-dir", str(out_dir)]
     for rel in call["inputs"]:
         args += ["--input", str(MODELS / rel)]
     return subprocess.run(args, capture_output=True, text=True, timeout=300)

@@ -52,6 +52,10 @@ def test_program_file_matches_manifest(entry):
     expected_id = b"BP08" if entry["bundled"] else b"ET12"
     assert data[4:8] == expected_id
     assert path.suffix == (".bpte" if entry["bundled"] else ".pte")
+    if "ptd" in entry:  # the external data file written beside it
+        ptd = (MODELS / entry["ptd"]).read_bytes()
+        assert hashlib.sha256(ptd).hexdigest() == entry["ptd_sha256"], "re-run export.py"
+        assert ptd[4:8] == b"FT01" and ptd[8:12] == b"FH01"
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda m: m["name"])
@@ -240,12 +244,13 @@ def test_fixture_directory_under_60_mb():
 
 
 def test_no_stray_fixture_files():
-    listed = {MODELS / m["pte"] for m in ENTRIES}
+    listed = {MODELS / m["pte"] for m in ENTRIES} | {MODELS / m["ptd"] for m in ENTRIES if "ptd" in m}
     for entry in ENTRIES:
         for method in entry["methods"]:
             for call in method_calls(method):
                 listed |= {MODELS / rel for rel in call["inputs"] + call["expected"]}
                 listed |= {MODELS / rel for rel in call.get("mutated_inputs", {}).values()}
-    on_disk = set(MODELS.glob("*.pte")) | set(MODELS.glob("*.bpte")) | set(MODELS.glob("*/*.npy"))
+    on_disk = (set(MODELS.glob("*.pte")) | set(MODELS.glob("*.bpte")) | set(MODELS.glob("*.ptd"))
+               | set(MODELS.glob("*/*.npy")))
     stray = sorted(str(p.relative_to(MODELS)) for p in on_disk - listed)
     assert not stray, f"files the manifest does not list: {stray[:10]}"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import etclient
-from conftest import MODELS, as_comparable, manifest
+from conftest import MODELS, as_comparable, data_path, manifest
 
 MANIFEST = manifest()
 CASES = [(m, meth) for m in MANIFEST["models"] if not m["bundled"] for meth in m["methods"]]
@@ -92,7 +92,7 @@ def as_array(value) -> np.ndarray:
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("entry,spec", CASES, ids=[f"{m['name']}.{s['name']}" for m, s in CASES])
 def test_fixture_through_the_python_client(runtime, transport, entry, spec, path):
-    program = runtime.load_program(MODELS / entry["pte"])
+    program = runtime.load_program(MODELS / entry["pte"], data_path=data_path(entry))
     method = program.load_method(spec["name"])
     assert method.transport == transport
     for k, call in enumerate([spec] + spec.get("subsequent_calls", [])):

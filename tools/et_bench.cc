@@ -1,6 +1,7 @@
 // et-bench: median latency of one method of a .pte program, in this process.
 //
-//   et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] [--iterations N]
+//   et-bench MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]... [--warmup N]
+//   [--iterations N]
 //            [--instances N] [--hz N]
 //
 // --hz N paces the timed calls at N per second (as a control loop would call), instead
@@ -51,7 +52,7 @@ double rss_mb() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model, method = "forward";
+  std::string model, data, method = "forward";
   std::vector<std::string> input_files;
   int warmup = 3, iterations = 20, instances = 0;
   double hz = 0;
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (arg == "--method") {
       method = next();
+    } else if (arg == "--data") {
+      data = next();
     } else if (arg == "--input") {
       input_files.push_back(next());
     } else if (arg == "--warmup") {
@@ -72,7 +75,8 @@ int main(int argc, char** argv) {
       instances = std::max(1, std::stoi(next()));
     } else if (arg == "-h" || arg == "--help") {
       std::printf(
-          "usage: et-bench MODEL.pte [--method NAME] [--input FILE.npy]... [--warmup N] "
+          "usage: et-bench MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]... "
+          "[--warmup N] "
           "[--iterations N] [--instances N] [--hz N]\n");
       return 0;
     } else {
@@ -83,7 +87,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "et-bench: no model given (see --help)\n");
     return 2;
   }
-  auto program = et::Program::load_file(model);
+  auto program = et::Program::load_file(model, data);
   if (!program.ok()) return fail(program.status());
   auto loaded = et::Method::load(*program, method);
   if (!loaded.ok()) return fail(loaded.status());

@@ -21,8 +21,8 @@ namespace et::tools {
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  et-run MODEL.pte [--method NAME] [--input FILE.npy]... [--output-dir DIR]
-  et-run MODEL.pte --info
+  et-run MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]... [--output-dir DIR]
+  et-run MODEL.pte [--data FILE.ptd] --info
   et-run --list-ops
   et-run --list-backends
 
@@ -34,6 +34,8 @@ outputs as DIR/0.npy, DIR/1.npy, ... (default DIR: the current directory).
                     uint16 array holding the bit patterns. Arrays are read in C
                     order; for a method that expects another dim order (e.g.
                     channels-last) et-run copies them into that layout and says so.
+  --data FILE.ptd   the external data file the program was exported with, for
+                    programs that keep their weights outside the .pte.
   --info            print the program's methods and what each declares
                     (MethodMeta: inputs, outputs, operators, backends, memory).
   --list-ops        print every registered operator, one name.overload per line.
@@ -45,6 +47,7 @@ Exit status: 0 on success, 1 on an error (printed on stderr), 2 on bad usage.
 
 struct Options {
   std::string model;
+  std::string data;  // the .ptd, or empty
   std::string method = "forward";
   std::vector<std::string> inputs;
   std::string output_dir = ".";
@@ -245,7 +248,7 @@ int run(const Options& opt) {
     for (const std::string& id : BackendRegistry::global().ids()) std::printf("%s\n", id.c_str());
     return 0;
   }
-  auto program = Program::load_file(opt.model);
+  auto program = Program::load_file(opt.model, opt.data);
   if (!program.ok()) return fail(program.status());
   if (opt.info) {
     print_info(**program, opt.model);
@@ -312,9 +315,10 @@ int main(int argc, char** argv) {
       opt.list_ops = true;
     } else if (arg == "--list-backends") {
       opt.list_backends = true;
-    } else if (arg == "--method" || arg == "--input" || arg == "--output-dir") {
+    } else if (arg == "--method" || arg == "--input" || arg == "--output-dir" || arg == "--data") {
       const char* v = value(arg.c_str());
       if (v == nullptr) return usage_error(arg + " needs a value");
+      if (arg == "--data") opt.data = v;
       if (arg == "--method") opt.method = v;
       if (arg == "--input") opt.inputs.emplace_back(v);
       if (arg == "--output-dir") opt.output_dir = v;

@@ -240,8 +240,10 @@ class GraphParser {
         if (!ref->named_key()) return bad(fmt::format("constant {} has no named key", index));
         auto found = named_data_(ref->named_key()->string_view());
         if (!found.ok()) {
-          return bad(fmt::format("constant {} names data '{}' the program does not have", index,
-                                 ref->named_key()->string_view()));
+          // Usually a program exported with its weights in a .ptd, loaded without it:
+          // the lookup's message says so.
+          return invalid_argument(
+              fmt::format("XNNPACK payload: constant {}: {}", index, found.status().message()));
         }
         return *found;
       }

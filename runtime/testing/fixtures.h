@@ -15,9 +15,11 @@ inline std::string fixture_path(const std::string& file) {
   return std::string(ET_FIXTURES_DIR) + "/" + file;
 }
 
-// The program in tests/models/<file>; a load failure fails the calling test.
-inline std::shared_ptr<const Program> fixture(const std::string& file) {
-  auto p = Program::load_file(fixture_path(file));
+// The program in tests/models/<file> (with its external data file tests/models/<data>
+// unless empty); a load failure fails the calling test.
+inline std::shared_ptr<const Program> fixture(const std::string& file,
+                                              const std::string& data = {}) {
+  auto p = Program::load_file(fixture_path(file), data.empty() ? data : fixture_path(data));
   EXPECT_TRUE(p.ok()) << p.status().to_string();
   return p.ok() ? *p : nullptr;
 }

@@ -89,8 +89,13 @@ std::vector<uint8_t> ProgramBuilder::finish(const std::string& method) const {
         }
         const int8_t code =
             t.scalar_type_override >= 0 ? t.scalar_type_override : static_cast<int8_t>(t.dtype);
+        flatbuffers::Offset<fb::ExtraTensorInfo> extra = 0;
+        if (!t.external_name.empty()) {
+          extra = fb::CreateExtraTensorInfoDirect(b, 0, t.external_name.c_str(),
+                                                  /*location=*/1);
+        }
         auto tensor = fb::CreateTensorDirect(b, code, 0, &t.sizes, &order, false, t.data_buffer_idx,
-                                             alloc, 0, t.shape_dynamism);
+                                             alloc, 0, t.shape_dynamism, extra);
         values.push_back(fb::CreateEValue(b, fb::KernelTypes::Tensor, tensor.Union()));
         break;
       }

@@ -23,6 +23,7 @@ class ProgramBuilder {
     uint32_t data_buffer_idx = 0;  // > 0: constant (inline constant_buffer) or initial value
     int8_t shape_dynamism = 0;
     int8_t scalar_type_override = -1;  // >= 0: write this raw code instead of dtype
+    std::string external_name;         // non-empty: the bytes are in the .ptd under it
   };
 
   // Each add_* returns the new value's index.

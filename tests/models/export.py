@@ -158,6 +158,16 @@ def lower(spec: ModelSpec):
         trace = m.trace_inputs if m.trace_inputs is not None else m.inputs
         programs[m.name] = torch.export.export(copy.deepcopy(m.module), clone_inputs(trace),
                                                dynamic_shapes=m.dynamic_shapes, strict=False)
+        if spec.external_data and spec.delegated:
+            # ExecuTorch's way to move a delegate's weights out (as its LLM export flow
+            # does): tag the unlifted graph's constants, then export that again.
+            from executorch.exir.passes.external_constants_pass import (
+                delegate_external_constants_pass_unlifted)
+
+            unlifted = programs[m.name].module()
+            delegate_external_constants_pass_unlifted(unlifted, gen_tag_fn=lambda _: spec.name)
+            programs[m.name] = torch.export.export(unlifted, clone_inputs(trace),
+                                                   dynamic_shapes=m.dynamic_shapes, strict=False)
         m.stateful = bool(programs[m.name].graph_signature.buffers_to_mutate)  # type: ignore[attr-defined]
     partitioner = None
     if spec.delegated:
@@ -178,8 +188,23 @@ def lower(spec: ModelSpec):
         m.stateful = m.stateful or bool(mutated)  # type: ignore[attr-defined]
     config = ExecutorchBackendConfig(
         memory_planning_pass=MemoryPlanningPass(alloc_graph_input=spec.plan_io,
-                                                alloc_graph_output=spec.plan_io))
+                                                alloc_graph_output=spec.plan_io),
+        external_constants=(lambda _: spec.name) if spec.external_data else False)
     return edge.to_executorch(config)
+
+
+def write_external_data(pm, spec: ModelSpec, out: Path) -> Path | None:
+    """Writes the spec's .ptd as NAME.ptd; None for programs without external data."""
+    if not spec.external_data:
+        return None
+    with tempfile.TemporaryDirectory() as scratch:
+        pm.write_tensor_data_to_file(scratch)
+        written = sorted(Path(scratch).glob("*.ptd"))
+        if len(written) != 1:
+            raise ValueError(f"{spec.name}: expected one .ptd, the exporter wrote {written}")
+        path = out / f"{spec.name}.ptd"
+        shutil.copyfile(written[0], path)
+    return path
 
 
 def plan_facts(plan) -> dict:
@@ -209,12 +234,13 @@ def plan_facts(plan) -> dict:
     }
 
 
-def check_with_executorch(buffer: bytes, method: MethodSpec, calls: list[dict], atol, rtol) -> str:
+def check_with_executorch(buffer: bytes, method: MethodSpec, calls: list[dict], atol, rtol,
+                          data_path: Path | None = None) -> str:
     """Runs the method through ExecuTorch's own runtime and compares with eager."""
     try:
         from executorch.runtime import Runtime
 
-        loaded = Runtime.get().load_program(buffer).load_method(method.name)
+        loaded = Runtime.get().load_program(buffer, data_path=data_path).load_method(method.name)
         worst = 0.0
         for call in calls:
             got = loaded.execute(list(clone_inputs(call["inputs"])))
@@ -281,6 +307,7 @@ def export_model(spec: ModelSpec, out: Path) -> dict:
         write_bundled(pm, spec, calls_by_method, program_path)
     else:
         program_path.write_bytes(pm.buffer)
+    data_path = write_external_data(pm, spec, out)
     plans = {p.name: p for p in pm.executorch_program.execution_plan}
     for m in spec.methods:
         align_outputs(calls_by_method[m.name], plans[m.name])
@@ -324,12 +351,13 @@ def export_model(spec: ModelSpec, out: Path) -> dict:
             entry["subsequent_calls"] = [store(c, f"{m.name}.call{k}")[0] for k, c in enumerate(calls[1:], 1)]
         entry["executorch_runtime"] = (
             "not run (bundled program)" if spec.bundled else
-            check_with_executorch(pm.buffer, m, calls, atol, rtol))
+            check_with_executorch(pm.buffer, m, calls, atol, rtol, data_path))
         methods.append(entry)
 
     return {
         "name": spec.name,
         "pte": program_path.name,
+        **({"ptd": data_path.name, "ptd_sha256": sha256(data_path)} if data_path else {}),
         "delegated": spec.delegated,
         "zoo": spec.zoo,
         "bundled": spec.bundled,
@@ -431,7 +459,7 @@ def manifest_header() -> dict:
 
 
 def remove_old_outputs(out: Path) -> None:
-    for p in list(out.glob("*.pte")) + list(out.glob("*.bpte")):
+    for p in list(out.glob("*.pte")) + list(out.glob("*.bpte")) + list(out.glob("*.ptd")):
         p.unlink()
     for d in out.iterdir():
         if d.is_dir() and any(d.glob("*.npy")) and all(f.suffix == ".npy" for f in d.iterdir()):
@@ -487,7 +515,7 @@ def check(only: set[str] | None) -> int:
         fresh = export_all(scratch, only)
         differ = []
         for model in fresh["models"]:
-            files = [model["pte"]] + sorted(p.relative_to(scratch).as_posix()
+            files = [model["pte"], *([model["ptd"]] if "ptd" in model else [])] + sorted(p.relative_to(scratch).as_posix()
                                             for p in (scratch / model["name"]).glob("*.npy"))
             for rel in files:
                 committed = HERE / rel

@@ -51,6 +51,10 @@ class ModelSpec:
     # further EdgeCompileConfig fields (e.g. _skip_dim_order).
     preserve: list = field(default_factory=list)
     edge_config: dict = field(default_factory=dict)
+    # Weights kept in an external data file, NAME.ptd beside NAME.pte, as ExecuTorch
+    # writes them with ExecutorchBackendConfig(external_constants=...): the program's
+    # constants, and with `delegated` the XNNPACK payload's weights too.
+    external_data: bool = False
 
 
 def seeded(seed: int) -> torch.Generator:
@@ -423,6 +427,12 @@ def model_specs() -> list[ModelSpec]:
         _mobilenet_spec("mobilenet_v2_xnnpack", delegated=True),
         _transformer_spec("transformer_block_xnnpack", delegated=True),
         _mlp_spec("mlp_bundled", bundled=True),
+        _mlp_spec("mlp_ptd", external_data=True),
+        _cnn_spec("cnn_ptd", external_data=True),
+        _mlp_spec("mlp_ptd_xnnpack", delegated=True, external_data=True),
+        _cnn_spec("cnn_ptd_xnnpack", delegated=True, external_data=True),
+        _transformer_spec("transformer_block_ptd_xnnpack", delegated=True, external_data=True),
+        _llm_spec("llama_decode_ptd", external_data=True),
         _llm_spec("llama_decode"),
         _llm_spec("llama_decode_xnnpack", delegated=True),
         export_flow_spec("llama_export_flow", delegated=False),

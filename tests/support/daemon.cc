@@ -222,14 +222,22 @@ TestClient::Segment TestClient::create_segment(size_t bytes, bool seal) {
   return s;
 }
 
-uint64_t TestClient::load_program_file(const std::string& path, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+uint64_t TestClient::load_program_file(const std::string& path, std::string* error,
+                                       const std::string& data_path) {
+  auto read = [](const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto hash = [](const std::string& bytes) {
+    return etserver::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  };
+  const std::string bytes = read(path);
+  const std::string data = data_path.empty() ? std::string() : read(data_path);
   // By hash first: the bytes travel only when the daemon lacks them.
   pb::LoadProgramRequest req;
   req.set_session(session_);
-  req.set_sha256(
-      etserver::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
+  req.set_sha256(hash(bytes));
+  if (!data.empty()) req.set_data_sha256(hash(data));
   pb::LoadProgramResponse resp;
   grpc::Status s;
   {
@@ -238,6 +246,7 @@ uint64_t TestClient::load_program_file(const std::string& path, std::string* err
   }
   if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
     req.set_program_bytes(bytes);
+    if (!data.empty()) req.set_data_bytes(data);
     grpc::ClientContext ctx;
     s = stub_->LoadProgram(&ctx, req, &resp);
   }

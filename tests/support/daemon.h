@@ -71,8 +71,10 @@ class TestClient {
   // returns the reply's code and its id (as text) or error message.
   std::pair<uint32_t, std::string> register_fd(int fd, const std::string& token, uint16_t kind = 1);
 
-  // Loads `path`'s bytes inline; returns the program id (0 and `error` on failure).
-  uint64_t load_program_file(const std::string& path, std::string* error = nullptr);
+  // Loads `path`'s bytes inline (with `data_path`'s, its .ptd, unless empty); returns
+  // the program id (0 and `error` on failure).
+  uint64_t load_program_file(const std::string& path, std::string* error = nullptr,
+                             const std::string& data_path = {});
   uint64_t load_method(uint64_t program, const std::string& name, std::string* error = nullptr);
 
   void close_session();

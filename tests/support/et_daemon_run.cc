@@ -1,7 +1,7 @@
 // et-daemon-run: runs one method of a program through a running et-serverd, like
 // et-run does in-process. A test tool (the client issues bring the real clients).
 //
-//   et-daemon-run --socket PATH MODEL.pte [--method NAME] [--input FILE.npy]...
+//   et-daemon-run --socket PATH MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]...
 //                 [--output-dir DIR] [--calls N] [--via-segments]
 //
 // Outputs land in DIR/0.npy, ... (after the last call). --via-segments passes inputs
@@ -82,7 +82,7 @@ std::vector<uint8_t> relayout(const uint8_t* data, size_t nbytes, size_t element
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string socket, model, method = "forward", out_dir = ".";
+  std::string socket, model, data_path, method = "forward", out_dir = ".";
   std::vector<std::string> inputs;
   int calls = 1;
   bool via_segments = false;
@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
       socket = next();
     else if (a == "--method")
       method = next();
+    else if (a == "--data")
+      data_path = next();
     else if (a == "--input")
       inputs.push_back(next());
     else if (a == "--output-dir")
@@ -106,7 +108,7 @@ int main(int argc, char** argv) {
   }
   if (socket.empty() || model.empty()) {
     std::fprintf(stderr,
-                 "usage: et-daemon-run --socket PATH MODEL.pte [--method NAME] "
+                 "usage: et-daemon-run --socket PATH MODEL.pte [--data FILE.ptd] [--method NAME] "
                  "[--input FILE.npy]... [--output-dir DIR] [--calls N] [--via-segments]\n");
     return 2;
   }
@@ -117,7 +119,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "et-daemon-run: transport %s\n", client.uses_fast_path() ? "fast" : "grpc");
   std::string error;
-  const uint64_t program = client.load_program_file(model, &error);
+  const uint64_t program = client.load_program_file(model, &error, data_path);
   if (!program) {
     std::fprintf(stderr, "et-daemon-run: LoadProgram: %s\n", error.c_str());
     return 1;

@@ -2,7 +2,7 @@
 // et-run does in-process: the fixture suite's proof that every program works through
 // the C++ client (tests/test_client_fixtures.py).
 //
-//   etclient-run --socket PATH MODEL.pte [--method NAME] [--input FILE.npy]...
+//   etclient-run --socket PATH MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]...
 //                [--then --input FILE.npy ...]... [--output-dir DIR] [--shared]
 //
 // Each --then starts another call on the same method instance (stateful methods keep
@@ -132,7 +132,7 @@ etclient::Status add_input(etclient::Method& method, size_t index, const et::too
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string socket, model, method_name = "forward", out_dir = ".";
+  std::string socket, model, data, method_name = "forward", out_dir = ".";
   std::vector<std::vector<std::string>> calls(1);
   bool shared = false;
   for (int i = 1; i < argc; ++i) {
@@ -142,6 +142,8 @@ int main(int argc, char** argv) {
       socket = next();
     else if (a == "--method")
       method_name = next();
+    else if (a == "--data")
+      data = next();
     else if (a == "--input")
       calls.back().push_back(next());
     else if (a == "--then")
@@ -155,13 +157,14 @@ int main(int argc, char** argv) {
   }
   if (model.empty()) {
     std::fprintf(stderr,
-                 "usage: etclient-run --socket PATH MODEL.pte [--method NAME] [--input F.npy]... "
+                 "usage: etclient-run --socket PATH MODEL.pte [--data F.ptd] [--method NAME] "
+                 "[--input F.npy]... "
                  "[--then --input F.npy ...]... [--output-dir DIR] [--shared]\n");
     return 2;
   }
   auto client = etclient::Client::connect({socket, "etclient-run"});
   if (!client.ok()) return fail(client.status().message());
-  auto program = (*client)->load_program(model);
+  auto program = (*client)->load_program(model, data);
   if (!program.ok()) return fail(program.status().message());
   auto method = (*program)->load_method(method_name);
   if (!method.ok()) return fail(method.status().message());

@@ -154,9 +154,22 @@ Outcome run_method(const std::shared_ptr<const Program>& program, const std::str
 
 }  // namespace
 
-ExerciseResult exercise_program(std::span<const uint8_t> bytes) {
+ExerciseResult exercise_program(std::span<const uint8_t> bytes, std::span<const uint8_t> data) {
   ExerciseResult result;
-  auto program = Program::load(ProgramBytes::copy_of(bytes));
+  std::shared_ptr<const DataFile> data_file;
+  if (!data.empty()) {
+    auto loaded = DataFile::load(ProgramBytes::copy_of(data));
+    if (!loaded.ok()) return result;
+    data_file = std::move(loaded).value();
+    // Every blob the file names, read end to end (ASan sees any read outside).
+    for (std::string_view key : data_file->keys()) {
+      const Result<std::span<const uint8_t>> blob = data_file->find(key);
+      volatile uint8_t sum = 0;
+      for (uint8_t b : *blob) sum = sum ^ b;
+      (void)data_file->layout(key);
+    }
+  }
+  auto program = Program::load(ProgramBytes::copy_of(bytes), data_file);
   if (!program.ok()) return result;
   result.program_loaded = true;
   for (const std::string& name : (*program)->method_names()) {

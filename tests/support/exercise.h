@@ -18,6 +18,7 @@ struct ExerciseResult {
   int methods_executed = 0;
 };
 
-ExerciseResult exercise_program(std::span<const uint8_t> bytes);
+// `data`: the program's external data file (.ptd) bytes; empty for none.
+ExerciseResult exercise_program(std::span<const uint8_t> bytes, std::span<const uint8_t> data = {});
 
 }  // namespace et::testing

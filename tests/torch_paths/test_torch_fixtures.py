@@ -10,7 +10,7 @@ import pytest
 import torch  # first: methods loaded after this return torch tensors
 
 import etclient
-from conftest import MODELS, as_comparable, manifest
+from conftest import MODELS, as_comparable, data_path, manifest
 
 MANIFEST = manifest()
 CASES = [(m, meth) for m in MANIFEST["models"] if not m["bundled"] for meth in m["methods"]]
@@ -42,7 +42,8 @@ def to_numpy(value, dtype: str) -> np.ndarray:
 
 @pytest.mark.parametrize("entry,spec", CASES, ids=[f"{m['name']}.{s['name']}" for m, s in CASES])
 def test_fixture_with_torch_tensors(runtime, entry, spec):
-    method = runtime.load_program(MODELS / entry["pte"]).load_method(spec["name"])
+    method = runtime.load_program(MODELS / entry["pte"], data_path=data_path(entry)).load_method(
+        spec["name"])
     assert method.returns_torch
     for k, call in enumerate([spec] + spec.get("subsequent_calls", [])):
         inputs = []

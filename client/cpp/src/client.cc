@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "connection.h"
 #include "fast_path.h"
@@ -108,29 +109,47 @@ Result<std::shared_ptr<Client>> Client::connect(const Options& options) {
 
 Client::~Client() = default;
 
-Result<std::shared_ptr<Program>> Client::load_program(const std::string& path) {
+Result<std::shared_ptr<Program>> Client::load_program(const std::string& path,
+                                                      const std::string& data_path) {
   auto bytes = read_file(path);
   if (!bytes.ok()) return bytes.status();
+  std::vector<uint8_t> data;
   auto program = std::make_shared<Program>();
-  program->path_ = path;
-  program->sha256_ = etserver::sha256_hex(*bytes);
+  program->program_.path = path;
+  program->program_.sha256 = etserver::sha256_hex(*bytes);
+  if (!data_path.empty()) {
+    auto read = read_file(data_path);
+    if (!read.ok()) return read.status();
+    data = std::move(read).value();
+    if (data.empty()) {
+      return Status(StatusCode::kInvalidArgument, data_path + " is empty: not a .ptd data file");
+    }
+    program->data_.path = data_path;
+    program->data_.sha256 = etserver::sha256_hex(data);
+  }
   auto id = retry_once(*impl_, [&](const std::shared_ptr<const Session>& session) {
     program->client_ = impl_;
-    return program->id_in(*session, *bytes);
+    return program->id_in(*session, *bytes, data);
   });
   if (!id.ok()) return id.status();
   return program;
 }
 
-Result<std::shared_ptr<Program>> Client::load_program_bytes(std::span<const uint8_t> bytes) {
+Result<std::shared_ptr<Program>> Client::load_program_bytes(std::span<const uint8_t> bytes,
+                                                            std::span<const uint8_t> data) {
   auto program = std::make_shared<Program>();
-  program->sha256_ = etserver::sha256_hex(bytes);
+  program->program_.sha256 = etserver::sha256_hex(bytes);
+  if (!data.empty()) program->data_.sha256 = etserver::sha256_hex(data);
   if (impl_->reconnects()) {
-    program->bytes_ = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+    program->program_.bytes =
+        std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+    if (!data.empty()) {
+      program->data_.bytes = std::make_shared<const std::vector<uint8_t>>(data.begin(), data.end());
+    }
   }
   auto id = retry_once(*impl_, [&](const std::shared_ptr<const Session>& session) {
     program->client_ = impl_;
-    return program->id_in(*session, bytes);
+    return program->id_in(*session, bytes, data);
   });
   if (!id.ok()) return id.status();
   return program;
@@ -157,45 +176,87 @@ Result<SharedTensor> Client::empty(DType dtype, std::vector<int64_t> sizes) {
 
 // --- Program --------------------------------------------------------------------
 
-Result<uint64_t> Program::id_in(const Session& session, std::span<const uint8_t> have) {
+namespace {
+
+// The bytes to send for `source`: `have` (the caller's), else what was kept, else the
+// file read again into `reread`, which must still hash as it did at load.
+Result<std::span<const uint8_t>> bytes_to_send(
+    const std::string& path, const std::shared_ptr<const std::vector<uint8_t>>& kept,
+    const std::string& sha256, std::span<const uint8_t> have, std::vector<uint8_t>& reread) {
+  if (!have.empty()) return have;
+  if (kept) return std::span<const uint8_t>(*kept);
+  auto file = read_file(path);
+  if (!file.ok()) return file.status();
+  reread = std::move(file).value();
+  if (etserver::sha256_hex(reread) != sha256) {
+    return Status(StatusCode::kFailedPrecondition,
+                  path +
+                      " changed since it was loaded, so it cannot be reloaded after the daemon "
+                      "restarted; load it again with load_program()");
+  }
+  return std::span<const uint8_t>(reread);
+}
+
+// Bytes for a LoadProgram request: inline when small, else copied into a shared-memory
+// slot (held in `held` until the daemon has read it).
+struct Staged {
+  std::span<const uint8_t> inline_bytes;
+  std::optional<pb::SegmentRange> range;
+};
+
+Result<Staged> stage(ClientImpl& client, std::span<const uint8_t> bytes,
+                     std::vector<std::shared_ptr<void>>& held) {
+  if (bytes.size() <= kInlineProgramBytes) return Staged{bytes, std::nullopt};
+  auto slot = client.arena().allocate(bytes.size());
+  if (!slot.ok()) return slot.status();
+  std::memcpy(slot->first.data, bytes.data(), bytes.size());
+  pb::SegmentRange range;
+  range.set_segment_id(client.arena().wire_id(slot->first.segment));
+  range.set_offset(slot->first.offset);
+  range.set_length(bytes.size());
+  held.push_back(slot->second);
+  return Staged{{}, std::move(range)};
+}
+
+}  // namespace
+
+Result<uint64_t> Program::id_in(const Session& session, std::span<const uint8_t> have,
+                                std::span<const uint8_t> have_data) {
   std::lock_guard<std::mutex> lock(mu_);
   if (id_ != 0 && generation_ == session.generation) return id_;
   pb::LoadProgramRequest req;
   req.set_session(session.token);
-  req.set_sha256(sha256_);
+  req.set_sha256(program_.sha256);
+  req.set_data_sha256(data_.sha256);
   pb::LoadProgramResponse resp;
   grpc::Status s;
   {
     grpc::ClientContext ctx;
     s = client_->stub().LoadProgram(&ctx, req, &resp);
   }
-  std::shared_ptr<void> slot_handle;  // holds the bytes' slot until the daemon has read them
+  std::vector<std::shared_ptr<void>> held;  // the bytes' slots, until the daemon has read them
   if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
-    // The daemon lacks these bytes: send them (from the caller, what we kept, or the file).
-    std::vector<uint8_t> reread;
-    if (have.empty() && bytes_) have = *bytes_;
-    if (have.empty()) {
-      auto file = read_file(path_);
-      if (!file.ok()) return file.status();
-      reread = std::move(file).value();
-      if (etserver::sha256_hex(reread) != sha256_) {
-        return Status(StatusCode::kFailedPrecondition,
-                      path_ +
-                          " changed since it was loaded, so it cannot be reloaded after the "
-                          "daemon restarted; load it again with load_program()");
-      }
-      have = reread;
-    }
-    if (have.size() <= kInlineProgramBytes) {
-      req.set_program_bytes(have.data(), have.size());
+    // The daemon lacks these bytes: send them (from the caller, what we kept, or the files).
+    std::vector<uint8_t> reread, reread_data;
+    auto bytes = bytes_to_send(program_.path, program_.bytes, program_.sha256, have, reread);
+    if (!bytes.ok()) return bytes.status();
+    auto staged = stage(*client_, *bytes, held);
+    if (!staged.ok()) return staged.status();
+    if (staged->range) {
+      *req.mutable_segment() = *staged->range;
     } else {
-      auto slot = client_->arena().allocate(have.size());
-      if (!slot.ok()) return slot.status();
-      std::memcpy(slot->first.data, have.data(), have.size());
-      req.mutable_segment()->set_segment_id(client_->arena().wire_id(slot->first.segment));
-      req.mutable_segment()->set_offset(slot->first.offset);
-      req.mutable_segment()->set_length(have.size());
-      slot_handle = slot->second;
+      req.set_program_bytes(staged->inline_bytes.data(), staged->inline_bytes.size());
+    }
+    if (!data_.sha256.empty()) {
+      auto data = bytes_to_send(data_.path, data_.bytes, data_.sha256, have_data, reread_data);
+      if (!data.ok()) return data.status();
+      staged = stage(*client_, *data, held);
+      if (!staged.ok()) return staged.status();
+      if (staged->range) {
+        *req.mutable_data_segment() = *staged->range;
+      } else {
+        req.set_data_bytes(staged->inline_bytes.data(), staged->inline_bytes.size());
+      }
     }
     grpc::ClientContext ctx;
     s = client_->stub().LoadProgram(&ctx, req, &resp);

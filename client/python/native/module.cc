@@ -4,7 +4,10 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "dtypes.h"
@@ -277,16 +280,16 @@ class NativeClient {
     client_ = unwrap(std::move(connected));
   }
 
-  NativeProgram load_path(const std::string& path) {
+  NativeProgram load_path(const std::string& path, const std::string& data_path) {
     Result<std::shared_ptr<Program>> program = Status(StatusCode::kInternal, "not loaded");
     {
       py::gil_scoped_release released;
-      program = client_->load_program(path);
+      program = client_->load_program(path, data_path);
     }
     return NativeProgram(client_, unwrap(std::move(program)));
   }
 
-  NativeProgram load_bytes(const py::handle& data) {
+  NativeProgram load_bytes(const py::handle& data, const std::string& data_path) {
     // Copied while the buffer is held (and the GIL with it); loaded without the GIL.
     std::vector<uint8_t> bytes;
     {
@@ -303,7 +306,22 @@ class NativeClient {
     Result<std::shared_ptr<Program>> program = Status(StatusCode::kInternal, "not loaded");
     {
       py::gil_scoped_release released;
-      program = client_->load_program_bytes(bytes);
+      std::vector<uint8_t> data_bytes;
+      if (!data_path.empty()) {
+        std::ifstream in(data_path, std::ios::binary);
+        if (!in) {
+          program = Status(StatusCode::kNotFound, "cannot read " + data_path + ": " +
+                                                      std::strerror(errno) + " (check the path)");
+        }
+        data_bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        if (in && data_bytes.empty()) {
+          program =
+              Status(StatusCode::kInvalidArgument, data_path + " is empty: not a .ptd data file");
+        }
+      }
+      if (data_path.empty() || !data_bytes.empty()) {
+        program = client_->load_program_bytes(bytes, data_bytes);
+      }
     }
     return NativeProgram(client_, unwrap(std::move(program)));
   }
@@ -352,8 +370,8 @@ PYBIND11_MODULE(_native, m) {
       .def(py::init<const std::string&, const std::string&, int64_t, const std::string&>(),
            py::arg("socket"), py::arg("client_name"), py::arg("reconnect_timeout_ms"),
            py::arg("transport") = "")
-      .def("load_path", &NativeClient::load_path)
-      .def("load_bytes", &NativeClient::load_bytes)
+      .def("load_path", &NativeClient::load_path, py::arg("path"), py::arg("data_path") = "")
+      .def("load_bytes", &NativeClient::load_bytes, py::arg("data"), py::arg("data_path") = "")
       .def("empty", &NativeClient::empty);
   // Proof for tests and bug reports: this extension links no torch.
   m.attr("links_torch") = false;

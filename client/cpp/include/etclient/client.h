@@ -199,7 +199,9 @@ class ETCLIENT_API Method {
 
 class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
  public:
-  const std::string& sha256() const { return sha256_; }
+  const std::string& sha256() const { return program_.sha256; }
+  // Of its external data file (.ptd); empty without one.
+  const std::string& data_sha256() const { return data_.sha256; }
   const std::vector<MethodMeta>& methods() const { return methods_; }
   Result<std::unique_ptr<Method>> load_method(const std::string& name = "forward");
 
@@ -211,13 +213,19 @@ class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
   Result<std::pair<uint64_t, MethodMeta>> instantiate(const Session& session,
                                                       const std::string& name);
   // The daemon's id for this program in `session`, loading it there if needed (by
-  // hash, then from the file or the bytes kept for that).
-  Result<uint64_t> id_in(const Session& session, std::span<const uint8_t> have = {});
+  // hash, then from the files or the bytes kept for that).
+  Result<uint64_t> id_in(const Session& session, std::span<const uint8_t> have = {},
+                         std::span<const uint8_t> have_data = {});
 
+  // Where a file's bytes come from when the daemon lacks them.
+  struct Source {
+    std::string path;                                   // loaded from a file, or
+    std::shared_ptr<const std::vector<uint8_t>> bytes;  // kept to reload after a restart
+    std::string sha256;
+  };
   std::shared_ptr<ClientImpl> client_;
-  std::string path_;                                   // loaded from a file, or
-  std::shared_ptr<const std::vector<uint8_t>> bytes_;  // kept to reload after a restart
-  std::string sha256_;
+  Source program_;
+  Source data_;  // the external data file (.ptd); sha256 empty without one
   std::vector<MethodMeta> methods_;
   std::mutex mu_;
   uint64_t id_ = 0, generation_ = 0;  // GUARDED_BY(mu_)
@@ -243,12 +251,18 @@ class ETCLIENT_API Client {
   static Result<std::shared_ptr<Client>> connect(const Options& options = {});
   ~Client();
 
-  // Loads a program: sends its SHA-256 first and the bytes only when the daemon lacks
-  // them (through shared memory when large).
-  Result<std::shared_ptr<Program>> load_program(const std::string& path);
-  // The bytes are copied (and kept, to reload after a restart, unless reconnecting is
-  // off); the caller's buffer may go once this returns.
-  Result<std::shared_ptr<Program>> load_program_bytes(std::span<const uint8_t> bytes);
+  // Loads a program, with `data_path`, the external data file (.ptd) it was exported
+  // with, for programs that keep their weights there (empty: none): sends the SHA-256s
+  // first and the bytes only when the daemon lacks them (through shared memory when
+  // large). A program that needs a .ptd and gets none fails with InvalidArgument
+  // naming the missing tensor.
+  Result<std::shared_ptr<Program>> load_program(const std::string& path,
+                                                const std::string& data_path = {});
+  // The bytes (and `data`, the .ptd's bytes, if any) are copied, and kept to reload
+  // after a restart unless reconnecting is off; the caller's buffers may go once this
+  // returns.
+  Result<std::shared_ptr<Program>> load_program_bytes(std::span<const uint8_t> bytes,
+                                                      std::span<const uint8_t> data = {});
   // A tensor allocated in shared memory, for zero-copy inputs.
   Result<SharedTensor> empty(DType dtype, std::vector<int64_t> sizes);
 

@@ -174,17 +174,23 @@ class Runtime:
         self._native = _native.NativeClient(_socket_for(address), name,
                                             int(reconnect_timeout * 1000), transport or "")
 
-    def load_program(self, data: Any, *, verification: Any = None) -> Program:
+    def load_program(self, data: Any, *, verification: Any = None,
+                     data_path: Any = None) -> Program:
         """Loads a program from a path (str or os.PathLike), bytes-like object, or a
         binary file object. Only its SHA-256 is sent when the daemon has it already.
-        (`verification` is accepted for executorch.runtime compatibility; the daemon
-        always verifies.)"""
+        `data_path`: the external data file (.ptd) the program was exported with, for
+        programs that keep their weights outside the .pte (as executorch.runtime takes
+        it). (`verification` is accepted for executorch.runtime compatibility; the
+        daemon always verifies.)"""
         del verification
+        ptd = "" if data_path is None else os.fspath(data_path)
+        if data_path is not None and not ptd:
+            raise ValueError("data_path: an empty path; pass the .ptd file or None")
         if isinstance(data, (str, os.PathLike)):
-            return Program(self._native.load_path(os.fspath(data)))
+            return Program(self._native.load_path(os.fspath(data), ptd))
         if hasattr(data, "read"):
             data = data.read()
-        return Program(self._native.load_bytes(data))
+        return Program(self._native.load_bytes(data, ptd))
 
     def empty(self, shape: Sequence[int], dtype: Any = "float32") -> _native.Tensor:
         """A writable tensor in shared memory (row-major), for zero-copy inputs. `dtype`:

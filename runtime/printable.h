@@ -1,12 +1,12 @@
-// Text from clients or programs (method names, delegate ids, client names, error
-// messages that quote them) made safe to write into the daemon's log: a hostile
-// program must not forge log lines or terminal escapes.
+// Text from clients or files (method names, delegate ids, keys, file identifiers,
+// client names, error messages that quote them) made safe to write into messages and
+// the daemon's log: a hostile program must not forge log lines or terminal escapes.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-namespace et::server {
+namespace et {
 
 // `text` with every byte outside printable ASCII (and the backslash) written as \xNN.
 inline std::string printable(std::string_view text) {
@@ -26,4 +26,4 @@ inline std::string printable(std::string_view text) {
   return out;
 }
 
-}  // namespace et::server
+}  // namespace et

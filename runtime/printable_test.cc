@@ -1,8 +1,8 @@
-#include "server/printable.h"
+#include "runtime/printable.h"
 
 #include <gtest/gtest.h>
 
-namespace et::server {
+namespace et {
 namespace {
 
 // L8 of the security review: a method name carrying a newline forged a log line.
@@ -13,4 +13,4 @@ TEST(Printable, EscapesControlBytesAndKeepsText) {
 }
 
 }  // namespace
-}  // namespace et::server
+}  // namespace et
