@@ -475,7 +475,7 @@ Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
         ++m;
       }
     }
-    s->program_bytes -= it->second->size_bytes;
+    s->program_bytes -= it->second->size_bytes + it->second->data_size_bytes;
     s->programs.erase(it);
   }
   for (auto& slot : dropped) {

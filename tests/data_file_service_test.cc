@@ -161,6 +161,30 @@ TEST_F(DataFileService, DataAndProgramCountTogetherAgainstTheLimits) {
   EXPECT_NE(refused.message().find("with its data file"), std::string::npos) << refused.message();
 }
 
+// The data file's bytes are given back with the program's when it is unloaded: a
+// session can load and unload a pair any number of times within its byte limit.
+TEST_F(DataFileService, UnloadingGivesTheDataBytesBack) {
+  const std::string pte = fixture_bytes("mlp_ptd.pte");
+  const std::string ptd = fixture_bytes("mlp_ptd.ptd");
+  ServiceLimits limits;
+  limits.max_program_bytes_per_session = pte.size() + ptd.size() + ptd.size() / 2;
+  ServiceCore core(limits);
+  auto s = core.open_session("test").value();
+  for (int round = 0; round < 3; ++round) {
+    pb::LoadProgramRequest req;
+    req.set_session(s->token);
+    req.set_program_bytes(pte);
+    req.set_data_bytes(ptd);
+    pb::LoadProgramResponse resp;
+    Status loaded = core.load_program(req, resp);
+    ASSERT_TRUE(loaded.ok()) << "round " << round << ": " << loaded.to_string();
+    pb::UnloadProgramRequest unload;
+    unload.set_session(s->token);
+    unload.set_program_id(resp.program_id());
+    ASSERT_TRUE(core.unload_program(unload).ok());
+  }
+}
+
 // --models DIR: NAME.ptd beside NAME.pte is loaded as its data file.
 TEST(DataFileDaemon, PreloadsTheDataFileBesideTheProgram) {
   namespace fs = std::filesystem;
