@@ -22,6 +22,9 @@ constexpr std::array kTypes = {
     TypeInfo{ScalarType::kHalf, "float16", 2},
     TypeInfo{ScalarType::kFloat, "float32", 4},
     TypeInfo{ScalarType::kDouble, "float64", 8},
+    TypeInfo{ScalarType::kComplexHalf, "complex32", 4},
+    TypeInfo{ScalarType::kComplexFloat, "complex64", 8},
+    TypeInfo{ScalarType::kComplexDouble, "complex128", 16},
     TypeInfo{ScalarType::kBool, "bool", 1},
     TypeInfo{ScalarType::kQInt8, "qint8", 1},
     TypeInfo{ScalarType::kQUInt8, "quint8", 1},
@@ -75,6 +78,11 @@ Result<ScalarType> scalar_type_from_name(std::string_view name) {
 bool is_floating(ScalarType type) {
   return type == ScalarType::kHalf || type == ScalarType::kBFloat16 || type == ScalarType::kFloat ||
          type == ScalarType::kDouble;
+}
+
+bool is_complex(ScalarType type) {
+  return type == ScalarType::kComplexHalf || type == ScalarType::kComplexFloat ||
+         type == ScalarType::kComplexDouble;
 }
 
 bool is_integral(ScalarType type, bool include_bool) {

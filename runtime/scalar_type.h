@@ -18,6 +18,9 @@ enum class ScalarType : int8_t {
   kHalf = 5,
   kFloat = 6,
   kDouble = 7,
+  kComplexHalf = 8,     // pairs of float16 (real, imaginary)
+  kComplexFloat = 9,    // std::complex<float>
+  kComplexDouble = 10,  // std::complex<double>
   kBool = 11,
   kQInt8 = 12,
   kQUInt8 = 13,
@@ -48,6 +51,7 @@ std::string_view scalar_type_name(ScalarType type);
 Result<ScalarType> scalar_type_from_name(std::string_view name);
 
 bool is_floating(ScalarType type);  // float16, bfloat16, float32, float64
+bool is_complex(ScalarType type);   // complex32, complex64, complex128
 bool is_integral(ScalarType type, bool include_bool);
 
 }  // namespace et

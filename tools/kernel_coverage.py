@@ -26,12 +26,7 @@ BEGIN, END = "<!-- coverage:begin -->", "<!-- coverage:end -->"
 
 # Why an ExecuTorch operator has no kernel here (an operator missing without a reason
 # fails --check).
-MISSING_REASONS = {
-    "aten::_fft_r2c.out": "complex dtypes: this runtime has none yet",
-    "aten::_fft_c2r.out": "complex dtypes: this runtime has none yet",
-    "aten::_conj_physical.out": "complex dtypes: this runtime has none yet",
-    "aten::view_as_real_copy.out": "complex dtypes: this runtime has none yet",
-}
+MISSING_REASONS: dict[str, str] = {}
 
 
 # Kernels no export emits (functionalised, device-aware lowering only, symbolic forms the

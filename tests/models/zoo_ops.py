@@ -20,7 +20,8 @@ import torch.nn.functional as F
 from fixture_models import MethodSpec, ModelSpec, half_precision_distinct, seeded
 
 # Further op families, each a module beside this one with `family_ops() -> list[ZooOp]`.
-ZOO_FAMILIES = ["zoo_ops_index", "zoo_ops_scalar", "zoo_ops_math", "zoo_ops_layout", "zoo_ops_prim", "zoo_ops_users"]
+ZOO_FAMILIES = ["zoo_ops_index", "zoo_ops_scalar", "zoo_ops_math", "zoo_ops_layout", "zoo_ops_prim", "zoo_ops_users",
+                "zoo_ops_fft"]
 
 DTYPES = {
     "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
