@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/xnnpack/fp16_as_fp32.h"
 #include "backends/xnnpack/kernel_nodes.h"
 #include "backends/xnnpack/shapes.h"
 #include "backends/xnnpack/xnnpack_limits.h"
@@ -62,6 +63,7 @@ CompiledGraph::~CompiledGraph() = default;
 
 Result<std::shared_ptr<CompiledGraph>> CompiledGraph::create(Graph graph,
                                                              const CompileOptions& options) {
+  promote_fp16_to_fp32(graph);
   std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(std::move(graph), options));
   ET_RETURN_IF_ERROR(compiled->plan());
   ET_ASSIGN_OR_RETURN(ReplicaPtr first, compiled->make_replica());

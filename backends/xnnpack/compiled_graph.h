@@ -52,6 +52,8 @@ class CompiledGraph {
  public:
   // Verifies every node's shapes, plans the steps and builds the first replica, so
   // every error (an unsupported node type, a node XNNPACK refuses) surfaces here.
+  // Float16 values are compiled as float32 (fp16_as_fp32.h): graph() then says fp32,
+  // and run() takes and gives float32 buffers for them.
   // Errors: NotSupported naming the node type and debug handle; InvalidProgram for
   // inconsistent graphs (a value read before written, an output never written).
   static Result<std::shared_ptr<CompiledGraph>> create(Graph graph, const CompileOptions& options);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/half.h"
 #include "runtime/program.h"
 #include "runtime/tensor.h"
 
@@ -63,6 +64,8 @@ class XnnpackInstance final : public DelegateInstance {
     }
     const xnn::Graph& g = graph->graph();
     widen_.clear();
+    narrow_.clear();
+    halves_.resize(g.externals.size());
     for (size_t i = 0; i < g.externals.size(); ++i) {
       const bool is_output = i >= g.num_inputs;
       const GraphValue& v = g.values[g.externals[i]];
@@ -83,6 +86,17 @@ class XnnpackInstance final : public DelegateInstance {
       }
       if (same_layout(t->dtype(), v.dtype)) {
         buffers_[i] = t->mutable_data();
+      } else if (t->dtype() == ScalarType::kHalf && v.dtype == DataType::kFp32) {
+        // A float16 graph computes in float32 (fp16_as_fp32.h): convert at the boundary.
+        std::vector<float>& floats = halves_[i];
+        floats.resize(v.numel);
+        if (is_output) {
+          narrow_.push_back({i, t});
+        } else {
+          const auto* halves = static_cast<const Half*>(t->data());
+          for (size_t e = 0; e < v.numel; ++e) floats[e] = halves[e];
+        }
+        buffers_[i] = floats.data();
       } else if (is_output && t->dtype() == ScalarType::kLong && v.dtype == DataType::kInt32) {
         scratch_.resize(std::max(scratch_.size(), v.numel));
         widen_.push_back({i, t});
@@ -100,6 +114,11 @@ class XnnpackInstance final : public DelegateInstance {
     for (const auto& [i, t] : widen_) {
       auto* out = t->data_as<int64_t>();
       for (int64_t e = 0; e < t->numel(); ++e) out[e] = scratch_[static_cast<size_t>(e)];
+    }
+    for (const auto& [i, t] : narrow_) {
+      auto* out = static_cast<Half*>(t->mutable_data());
+      const std::vector<float>& floats = halves_[i];
+      for (size_t e = 0; e < floats.size(); ++e) out[e] = Half(floats[e]);
     }
     return Status();
   }
@@ -144,6 +163,10 @@ class XnnpackInstance final : public DelegateInstance {
   std::vector<void*> buffers_;
   std::vector<int32_t> scratch_;
   std::vector<std::pair<size_t, Tensor*>> widen_;
+  // Float16 externals of a graph computing in float32: each one's float32 buffer, and
+  // the outputs to round back to float16 after a run.
+  std::vector<std::vector<float>> halves_;
+  std::vector<std::pair<size_t, Tensor*>> narrow_;
 };
 
 class XnnpackBackend final : public Backend {

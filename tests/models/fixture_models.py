@@ -282,6 +282,20 @@ def _cnn_spec(name: str, **kw) -> ModelSpec:
     )
 
 
+def _as_half(spec: ModelSpec) -> ModelSpec:
+    """The spec with its modules and float inputs in float16 (a model exported the way
+    users export half-precision models: model.half())."""
+    def half(x):
+        return x.half() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+    for m in spec.methods:
+        m.module = m.module.half()
+        m.inputs = tuple(half(x) for x in m.inputs)
+        m.atol = m.rtol = None  # float16's own tolerance
+    spec.exercises = spec.exercises + ["float16"]
+    return spec
+
+
 def _mobilenet_spec(name: str, **kw) -> ModelSpec:
     return ModelSpec(
         name,
@@ -427,6 +441,9 @@ def model_specs() -> list[ModelSpec]:
         _mobilenet_spec("mobilenet_v2_xnnpack", delegated=True),
         _transformer_spec("transformer_block_xnnpack", delegated=True),
         _mlp_spec("mlp_bundled", bundled=True),
+        _as_half(_mlp_spec("mlp_fp16_xnnpack", delegated=True)),
+        _as_half(_cnn_spec("cnn_fp16_xnnpack", delegated=True)),
+        _as_half(_transformer_spec("transformer_block_fp16_xnnpack", delegated=True)),
         _mlp_spec("mlp_ptd", external_data=True),
         _cnn_spec("cnn_ptd", external_data=True),
         _mlp_spec("mlp_ptd_xnnpack", delegated=True, external_data=True),
