@@ -26,39 +26,77 @@ Complex root(size_t k, size_t n, double sign) {
   return {std::cos(angle), std::sin(angle)};
 }
 
-// One line of n values, in place, with roots[k] = e^(+-2 pi i k / n); `scratch` holds
-// n values.
-void transform_line(Complex* line, size_t n, const std::vector<Complex>& roots,
-                    std::vector<Complex>& scratch) {
-  if (n <= 1) return;
-  if ((n & (n - 1)) == 0) {
-    // Iterative radix-2: bit-reversal permutation, then log2(n) butterfly passes.
-    for (size_t i = 1, j = 0; i < n; ++i) {
-      size_t bit = n >> 1;
-      for (; j & bit; bit >>= 1) j ^= bit;
-      j ^= bit;
-      if (i < j) std::swap(line[i], line[j]);
-    }
-    for (size_t len = 2; len <= n; len <<= 1) {
-      const size_t step = n / len;
-      for (size_t start = 0; start < n; start += len) {
-        for (size_t k = 0; k < len / 2; ++k) {
-          const Complex w = roots[k * step];
-          const Complex a = line[start + k], b = line[start + k + len / 2] * w;
-          line[start + k] = a + b;
-          line[start + k + len / 2] = a - b;
-        }
+// Radix-2 in place over n (a power of two) values, roots[k] = e^(+-2 pi i k / n):
+// bit-reversal permutation, then log2(n) butterfly passes.
+void radix2(Complex* line, size_t n, const std::vector<Complex>& roots) {
+  for (size_t i = 1, j = 0; i < n; ++i) {
+    size_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(line[i], line[j]);
+  }
+  for (size_t len = 2; len <= n; len <<= 1) {
+    const size_t step = n / len;
+    for (size_t start = 0; start < n; start += len) {
+      for (size_t k = 0; k < len / 2; ++k) {
+        const Complex w = roots[k * step];
+        const Complex a = line[start + k], b = line[start + k + len / 2] * w;
+        line[start + k] = a + b;
+        line[start + k + len / 2] = a - b;
       }
     }
-    return;
   }
-  for (size_t k = 0; k < n; ++k) {
-    Complex sum = 0;
-    for (size_t j = 0; j < n; ++j) sum += line[j] * roots[(k * j) % n];
-    scratch[k] = sum;
-  }
-  std::copy(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(n), line);
 }
+
+std::vector<Complex> roots_of(size_t n, double sign) {
+  std::vector<Complex> roots(n);
+  for (size_t k = 0; k < n; ++k) roots[k] = root(k, n, sign);
+  return roots;
+}
+
+// The transform of one line of n values, planned once per dim: radix-2 when n is a
+// power of two, else Bluestein's chirp: X_k = c_k sum_j (x_j c_j) conj(c_(k-j)) with
+// c_k = e^(sign pi i k^2 / n), the convolution done by radix-2 transforms of length
+// m >= 2n - 1. O(n log n) either way, so no length makes a call run for long.
+class LineTransform {
+ public:
+  LineTransform(size_t n, double sign) : n_(n) {
+    if ((n & (n - 1)) == 0) {
+      roots_ = roots_of(n, sign);
+      return;
+    }
+    m_ = 1;
+    while (m_ < 2 * n - 1) m_ <<= 1;
+    roots_ = roots_of(m_, -1.0);
+    inverse_roots_ = roots_of(m_, 1.0);
+    chirp_.resize(n);
+    for (size_t k = 0; k < n; ++k) chirp_[k] = root((k * k) % (2 * n), 2 * n, sign);
+    kernel_.assign(m_, 0.0);
+    kernel_[0] = std::conj(chirp_[0]);
+    for (size_t k = 1; k < n; ++k) kernel_[k] = kernel_[m_ - k] = std::conj(chirp_[k]);
+    radix2(kernel_.data(), m_, roots_);
+    work_.resize(m_);
+  }
+
+  void run(Complex* line) {
+    if (n_ <= 1) return;
+    if (m_ == 0) {
+      radix2(line, n_, roots_);
+      return;
+    }
+    std::fill(work_.begin(), work_.end(), 0.0);
+    for (size_t j = 0; j < n_; ++j) work_[j] = line[j] * chirp_[j];
+    radix2(work_.data(), m_, roots_);
+    for (size_t k = 0; k < m_; ++k) work_[k] *= kernel_[k];
+    radix2(work_.data(), m_, inverse_roots_);
+    const double scale = 1.0 / static_cast<double>(m_);
+    for (size_t k = 0; k < n_; ++k) line[k] = work_[k] * chirp_[k] * scale;
+  }
+
+ private:
+  size_t n_, m_ = 0;  // m_ > 0: Bluestein over m_ points
+  std::vector<Complex> roots_, inverse_roots_, chirp_, kernel_, work_;
+};
 
 }  // namespace
 
@@ -94,9 +132,8 @@ Signal read_signal(const Tensor& t) {
 void transform(Signal& s, int dim, bool inverse) {
   const auto n = static_cast<size_t>(s.shape.sizes[dim]);
   if (n <= 1 || s.values.empty()) return;
-  const double sign = inverse ? 1.0 : -1.0;
-  std::vector<Complex> roots(n), line(n), scratch(n);
-  for (size_t k = 0; k < n; ++k) roots[k] = root(k, n, sign);
+  LineTransform plan(n, inverse ? 1.0 : -1.0);
+  std::vector<Complex> line(n);
   size_t inner = 1;
   for (int d = dim + 1; d < s.shape.rank; ++d) inner *= static_cast<size_t>(s.shape.sizes[d]);
   const size_t outer = s.values.size() / (n * inner);
@@ -104,7 +141,7 @@ void transform(Signal& s, int dim, bool inverse) {
     for (size_t i = 0; i < inner; ++i) {
       Complex* base = s.values.data() + o * n * inner + i;
       for (size_t j = 0; j < n; ++j) line[j] = base[j * inner];
-      transform_line(line.data(), n, roots, scratch);
+      plan.run(line.data());
       for (size_t j = 0; j < n; ++j) base[j * inner] = line[j];
     }
   }

@@ -1,6 +1,6 @@
 // Discrete Fourier transforms for the aten::_fft_* kernels: a signal held as complex
 // doubles in C order, transformed line by line along chosen dims (radix-2 when a
-// line's length is a power of two, a direct sum otherwise), read from and written to
+// line's length is a power of two, Bluestein's chirp otherwise), read from and written to
 // real or complex tensors of any layout.
 #pragma once
 

@@ -37,6 +37,8 @@ Status fft_c2r_out(KernelContext& ctx) {
   Signal full;
   full.shape = half.shape;
   full.shape.sizes[last] = length;
+  // Sized (and so bounded by the output's memory) before anything is allocated for it.
+  ET_RETURN_IF_ERROR(resize_output(ctx, *out, full.shape));
   const int64_t outer = m == 0 ? 0 : static_cast<int64_t>(half.values.size()) / (m * inner);
   full.values.assign(static_cast<size_t>(outer * length * inner), 0.0);
   for (int64_t o = 0; o < outer; ++o) {
@@ -55,7 +57,6 @@ Status fft_c2r_out(KernelContext& ctx) {
   int64_t n = 1;
   for (int axis : axes) n *= full.shape.sizes[axis];
   ET_ASSIGN_OR_RETURN(double scale, fft_scale(ctx, normalization, n));
-  ET_RETURN_IF_ERROR(resize_output(ctx, *out, full.shape));
   write_signal(full, scale, *out);
   return Status();
 }
