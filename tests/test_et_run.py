@@ -116,7 +116,8 @@ def test_info_lists_every_method():
     for entry in MANIFEST["models"]:
         if entry["bundled"]:
             continue
-        out = subprocess.run([built_tool("et-run"), str(MODELS / entry["pte"]), "--info"],
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run([built_tool("et-run"), str(MODELS / entry["pte"]), *data_args(entry),
+                              "--info"], capture_output=True, text=True, check=True).stdout
         for method in entry["methods"]:
             assert f"method {method['name']}\n" in out
+        assert ("external data file:" in out) == ("ptd" in entry), out

@@ -91,6 +91,10 @@ std::string value_meta_string(const ValueMeta& v) {
 void print_info(const Program& program, const std::string& path) {
   std::printf("%s: program version %u, %zu method(s)\n", path.c_str(), program.version(),
               program.num_methods());
+  if (program.data_file() != nullptr) {
+    std::printf("external data file: %zu named blob(s), %zu bytes\n",
+                program.data_file()->num_keys(), program.data_file()->bytes().size());
+  }
   for (const std::string& name : program.method_names()) {
     const MethodMeta& m = **program.method_meta(name);
     std::printf("\nmethod %s\n", name.c_str());
