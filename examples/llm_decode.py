@@ -79,6 +79,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--socket", help="et-serverd's socket (default: etclient's default)")
     parser.add_argument("--model", type=Path, default=MODELS / "llama_export_flow.pte")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="the program's external weights (.ptd), if it was exported with them")
     parser.add_argument("--tokens", type=int, default=8, help="tokens to generate")
     parser.add_argument("--repeat", type=int, default=5, help="runs to take the median of")
     args = parser.parse_args()
@@ -87,7 +89,7 @@ def main() -> int:
 
     prompt, eager = recorded_run(args.model)
     runtime = Runtime.get(args.socket)
-    program = runtime.load_program(args.model.read_bytes())
+    program = runtime.load_program(args.model.read_bytes(), data_path=args.data)
     runs = [decode(program, prompt, args.tokens) for _ in range(max(1, args.repeat))]
     tokens = runs[0][0]
     prefill = statistics.median(r[1] for r in runs)
