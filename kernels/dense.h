@@ -94,6 +94,79 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, 
   }
 }
 
+// C[m, n] = A[m, k] * B[n, k]^T: B given row by row with k contiguous (a linear layer's
+// weight), so no transpose is made. Each C element is a dot product summed in
+// kLanes interleaved partial sums (lane l takes p = l mod kLanes), then the lanes in
+// order: the compiler vectorises the lanes without reordering any sum, so results are
+// the same on every build. Four columns at a time share each load of A's row.
+template <typename T>
+void gemm_nt(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+             T* c, int64_t ldc) {
+  constexpr int64_t kLanes = 8;
+  const int64_t k_main = k / kLanes * kLanes;
+  auto finish = [&](const T* lanes, const T* arow, const T* brow) {
+    T sum = 0;
+    for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+    for (int64_t p = k_main; p < k; ++p) sum += arow[p] * brow[p];
+    return sum;
+  };
+  for (int64_t i = 0; i < m; ++i) {
+    const T* arow = a + i * lda;
+    T* crow = c + i * ldc;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const T* b0 = b + j * ldb;
+      const T* b1 = b0 + ldb;
+      const T* b2 = b1 + ldb;
+      const T* b3 = b2 + ldb;
+      T l0[kLanes] = {}, l1[kLanes] = {}, l2[kLanes] = {}, l3[kLanes] = {};
+      for (int64_t p = 0; p < k_main; p += kLanes) {
+        for (int64_t l = 0; l < kLanes; ++l) {
+          const T x = arow[p + l];
+          l0[l] += x * b0[p + l];
+          l1[l] += x * b1[p + l];
+          l2[l] += x * b2[p + l];
+          l3[l] += x * b3[p + l];
+        }
+      }
+      crow[j] = finish(l0, arow, b0);
+      crow[j + 1] = finish(l1, arow, b1);
+      crow[j + 2] = finish(l2, arow, b2);
+      crow[j + 3] = finish(l3, arow, b3);
+    }
+    for (; j < n; ++j) {
+      const T* brow = b + j * ldb;
+      T lanes[kLanes] = {};
+      for (int64_t p = 0; p < k_main; p += kLanes) {
+        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += arow[p + l] * brow[p + l];
+      }
+      crow[j] = finish(lanes, arow, brow);
+    }
+  }
+}
+
+// gemm_nt, with the work split across the process's threads when the product is large:
+// by rows of C when there are several, else by columns (one row: a decode step).
+template <typename T>
+void parallel_gemm_nt(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+                      int64_t ldb, T* c, int64_t ldc) {
+  if (m * n * k < (int64_t{1} << 16)) {
+    gemm_nt(m, n, k, a, lda, b, ldb, c, ldc);
+    return;
+  }
+  if (m >= 4) {
+    ThreadPool::global().parallel_for(static_cast<size_t>(m), 1, [&](size_t r0, size_t r1) {
+      const auto begin = static_cast<int64_t>(r0), rows = static_cast<int64_t>(r1 - r0);
+      gemm_nt(rows, n, k, a + begin * lda, lda, b, ldb, c + begin * ldc, ldc);
+    });
+    return;
+  }
+  ThreadPool::global().parallel_for(static_cast<size_t>(n), 4, [&](size_t c0, size_t c1) {
+    const auto begin = static_cast<int64_t>(c0), cols = static_cast<int64_t>(c1 - c0);
+    gemm_nt(m, cols, k, a, lda, b + begin * ldb, ldb, c + begin, ldc);
+  });
+}
+
 // gemm, with rows split across the process's threads when the product is large.
 template <typename T>
 void parallel_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,

@@ -42,25 +42,25 @@ Status linear_out(KernelContext& ctx) {
       ET_ASSIGN_OR_RETURN(const C* x, dense_as<C>(ctx, *input));
       ET_ASSIGN_OR_RETURN(const C* w, dense_as<C>(ctx, *weight));
       ET_ASSIGN_OR_RETURN(C * y, dense_result<C>(ctx, *out));
-      ET_ASSIGN_OR_RETURN(void* wt_scratch,
-                          ctx.temp_product({std::max<int64_t>(k, 1), n}, sizeof(G)));
-      G* wt = static_cast<G*>(wt_scratch);  // weight transposed: [k, n]
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t p = 0; p < k; ++p) wt[p * n + i] = static_cast<G>(w[i * k + p]);
-      }
       const G* xg;
+      const G* wg;
       G* yg;
       if constexpr (std::is_integral_v<C>) {
         ET_ASSIGN_OR_RETURN(void* xs, ctx.temp_product({m, std::max<int64_t>(k, 1)}, sizeof(G)));
+        ET_ASSIGN_OR_RETURN(void* ws, ctx.temp_product({n, std::max<int64_t>(k, 1)}, sizeof(G)));
         ET_ASSIGN_OR_RETURN(void* ys, ctx.temp_product({m, n}, sizeof(G)));
-        std::memcpy(xs, x, static_cast<size_t>(m * k) * sizeof(G));
+        std::copy(x, x + m * k, static_cast<G*>(xs));
+        std::copy(w, w + n * k, static_cast<G*>(ws));
         xg = static_cast<const G*>(xs);
+        wg = static_cast<const G*>(ws);
         yg = static_cast<G*>(ys);
       } else {
         xg = x;
+        wg = w;
         yg = y;
       }
-      parallel_gemm<G>(m, n, k, xg, k, wt, n, yg, n, false);
+      // The weight is [n, k] with k contiguous: dot products against its rows, no transpose.
+      parallel_gemm_nt<G>(m, n, k, xg, k, wg, k, yg, n);
       if (bias) {
         ET_ASSIGN_OR_RETURN(void* b_scratch, ctx.temp_product({m, n}, sizeof(C)));
         C* b = static_cast<C*>(b_scratch);
@@ -70,7 +70,7 @@ Status linear_out(KernelContext& ctx) {
         for (int64_t i = 0; i < m * n; ++i) yg[i] += static_cast<G>(b[i]);
       }
       if constexpr (std::is_integral_v<C>) {
-        std::memcpy(y, yg, static_cast<size_t>(m * n) * sizeof(G));
+        std::transform(yg, yg + m * n, y, [](G v) { return static_cast<C>(v); });
       }
       return store_dense<C>(ctx, y, *out);
     }
