@@ -14,23 +14,76 @@ Shape shape_of(const Tensor& t) {
   return s;
 }
 
+namespace {
+
+// One line of n elements of type T between two element strides.
+template <typename T>
+void copy_line(const uint8_t* in, int64_t in_stride, uint8_t* out, int64_t out_stride, int64_t n) {
+  const auto* i = reinterpret_cast<const T*>(in);
+  auto* o = reinterpret_cast<T*>(out);
+  for (int64_t j = 0; j < n; ++j) o[j * out_stride] = i[j * in_stride];
+}
+
+}  // namespace
+
 void strided_copy(const Shape& shape, const void* src, const int64_t* src_strides, void* dst,
                   const int64_t* dst_strides, size_t elsize) {
   const auto* in = static_cast<const uint8_t*>(src);
   auto* out = static_cast<uint8_t*>(dst);
-  if (shape.rank == 0) {
+  // Size-one dims dropped, and neighbours merged where both layouts run one into the
+  // other: a permute that keeps the last dims in place copies long runs.
+  Shape s;
+  std::array<int64_t, kMaxRank> ss{}, ds{};
+  for (int d = 0; d < shape.rank; ++d) {
+    if (shape.sizes[d] == 0) return;
+    if (shape.sizes[d] == 1) continue;
+    if (s.rank > 0) {
+      const int last = s.rank - 1;
+      if (ss[last] == src_strides[d] * shape.sizes[d] &&
+          ds[last] == dst_strides[d] * shape.sizes[d]) {
+        s.sizes[last] *= shape.sizes[d];
+        ss[last] = src_strides[d];
+        ds[last] = dst_strides[d];
+        continue;
+      }
+    }
+    s.sizes[s.rank] = shape.sizes[d];
+    ss[s.rank] = src_strides[d];
+    ds[s.rank] = dst_strides[d];
+    ++s.rank;
+  }
+  if (s.rank == 0) {
     std::memcpy(out, in, elsize);
     return;
   }
-  const int inner = shape.rank - 1;
-  const bool runs = src_strides[inner] == 1 && dst_strides[inner] == 1;
-  Shape outer = shape;
-  if (runs) outer.sizes[inner] = 1;
-  const size_t run_bytes = runs ? static_cast<size_t>(shape.sizes[inner]) * elsize : elsize;
-  const std::array<const int64_t*, 2> strides = {src_strides, dst_strides};
+  const int inner = s.rank - 1;
+  const int64_t n = s.sizes[inner];
+  const bool runs = ss[inner] == 1 && ds[inner] == 1;
+  Shape outer = s;
+  outer.sizes[inner] = 1;
+  const std::array<const int64_t*, 2> strides = {ss.data(), ds.data()};
+  const auto el = static_cast<int64_t>(elsize);
   for_each_index<2>(outer, strides, [&](const std::array<int64_t, 2>& o) {
-    std::memcpy(out + o[1] * static_cast<int64_t>(elsize), in + o[0] * static_cast<int64_t>(elsize),
-                run_bytes);
+    const uint8_t* from = in + o[0] * el;
+    uint8_t* to = out + o[1] * el;
+    if (runs) {
+      std::memcpy(to, from, static_cast<size_t>(n) * elsize);
+      return;
+    }
+    switch (elsize) {
+      case 1:
+        return copy_line<uint8_t>(from, ss[inner], to, ds[inner], n);
+      case 2:
+        return copy_line<uint16_t>(from, ss[inner], to, ds[inner], n);
+      case 4:
+        return copy_line<uint32_t>(from, ss[inner], to, ds[inner], n);
+      case 8:
+        return copy_line<uint64_t>(from, ss[inner], to, ds[inner], n);
+      default:
+        for (int64_t j = 0; j < n; ++j) {
+          std::memcpy(to + j * ds[inner] * el, from + j * ss[inner] * el, elsize);
+        }
+    }
   });
 }
 

@@ -1,9 +1,7 @@
 // aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out)
 #include <fmt/format.h>
 
-#include <cstring>
-
-#include "kernels/shape_util.h"
+#include "kernels/copy_util.h"
 
 namespace et::kernels {
 namespace {
@@ -31,13 +29,8 @@ Status permute_copy_out(KernelContext& ctx) {
     in_strides[d] = self->stride(static_cast<int>(src));
   }
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
-  const size_t elsize = self->element_size();
-  const auto* in = static_cast<const uint8_t*>(self->data());
-  auto* o = static_cast<uint8_t*>(out->mutable_data());
-  const std::array<const int64_t*, 2> strides = {in_strides.data(), out->strides().data()};
-  for_each_index<2>(shape, strides, [&](const std::array<int64_t, 2>& i) {
-    std::memcpy(o + i[1] * elsize, in + i[0] * elsize, elsize);
-  });
+  strided_copy(shape, self->data(), in_strides.data(), out->mutable_data(), out->strides().data(),
+               self->element_size());
   return Status();
 }
 
