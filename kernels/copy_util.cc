@@ -87,6 +87,22 @@ void strided_copy(const Shape& shape, const void* src, const int64_t* src_stride
   });
 }
 
+StridedWalk StridedWalk::leading(const Tensor& self, const Tensor& out, int dims) {
+  StridedWalk walk;
+  for (int d = 0; d < dims; ++d) walk.add(self.size(d), self.stride(d), out.stride(d));
+  return walk;
+}
+
+void StridedWalk::add(int64_t size, int64_t src_stride, int64_t dst_stride) {
+  src[shape.rank] = src_stride;
+  dst[shape.rank] = dst_stride;
+  shape.sizes[shape.rank++] = size;
+}
+
+void StridedWalk::copy(const Tensor& self, Tensor& out) const {
+  strided_copy(shape, self.data(), src.data(), out.mutable_data(), dst.data(), self.element_size());
+}
+
 Status copy_logical(const KernelContext& ctx, const Tensor& src, Tensor& out) {
   if (src.numel() != out.numel()) {
     return ctx.fail(fmt::format("cannot copy {} elements into {}", src.numel(), out.numel()));

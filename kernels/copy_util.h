@@ -17,6 +17,19 @@ Shape shape_of(const Tensor& t);
 void strided_copy(const Shape& shape, const void* src, const int64_t* src_strides, void* dst,
                   const int64_t* dst_strides, size_t elsize);
 
+// A copy described dim by dim: each dim's size and its element strides in the source and
+// the destination, for views that split and merge dims (pixel shuffle and unshuffle).
+struct StridedWalk {
+  Shape shape;
+  std::array<int64_t, kMaxRank> src{}, dst{};
+  // The first `dims` dims, which `self` and `out` share.
+  static StridedWalk leading(const Tensor& self, const Tensor& out, int dims);
+  // REQUIRES: fewer than kMaxRank dims so far.
+  void add(int64_t size, int64_t src_stride, int64_t dst_stride);
+  // strided_copy of self's elements into out along the walk.
+  void copy(const Tensor& self, Tensor& out) const;
+};
+
 // Copies src into out element by element in logical (row-major) order: a reshape when
 // the shapes differ, a layout change when only the dim orders do. REQUIRES: same dtype
 // and numel, out already sized.

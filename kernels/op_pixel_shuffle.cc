@@ -31,25 +31,13 @@ Status pixel_shuffle_out(KernelContext& ctx) {
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
   if (out->numel() == 0) return Status();
   // Walk [..., C, H, r (i), W, r (j)] over both tensors.
-  Shape walk;
-  std::array<int64_t, kMaxRank> src{}, dst{};
-  for (int d = 0; d < c; ++d) {
-    src[walk.rank] = self->stride(d);
-    dst[walk.rank] = out->stride(d);
-    walk.sizes[walk.rank++] = self->size(d);
-  }
-  const auto add = [&](int64_t size, int64_t src_stride, int64_t dst_stride) {
-    src[walk.rank] = src_stride;
-    dst[walk.rank] = dst_stride;
-    walk.sizes[walk.rank++] = size;
-  };
-  add(shape.sizes[c], self->stride(c) * r * r, out->stride(c));
-  add(self->size(h), self->stride(h), out->stride(h) * r);
-  add(r, self->stride(c) * r, out->stride(h));
-  add(self->size(w), self->stride(w), out->stride(w) * r);
-  add(r, self->stride(c), out->stride(w));
-  strided_copy(walk, self->data(), src.data(), out->mutable_data(), dst.data(),
-               self->element_size());
+  StridedWalk walk = StridedWalk::leading(*self, *out, c);
+  walk.add(shape.sizes[c], self->stride(c) * r * r, out->stride(c));
+  walk.add(self->size(h), self->stride(h), out->stride(h) * r);
+  walk.add(r, self->stride(c) * r, out->stride(h));
+  walk.add(self->size(w), self->stride(w), out->stride(w) * r);
+  walk.add(r, self->stride(c), out->stride(w));
+  walk.copy(*self, *out);
   return Status();
 }
 

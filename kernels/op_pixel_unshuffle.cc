@@ -33,25 +33,13 @@ Status pixel_unshuffle_out(KernelContext& ctx) {
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
   if (out->numel() == 0) return Status();
   // Walk [..., C, r (i), r (j), H, W] over both tensors.
-  Shape walk;
-  std::array<int64_t, kMaxRank> src{}, dst{};
-  for (int d = 0; d < c; ++d) {
-    src[walk.rank] = self->stride(d);
-    dst[walk.rank] = out->stride(d);
-    walk.sizes[walk.rank++] = self->size(d);
-  }
-  const auto add = [&](int64_t size, int64_t src_stride, int64_t dst_stride) {
-    src[walk.rank] = src_stride;
-    dst[walk.rank] = dst_stride;
-    walk.sizes[walk.rank++] = size;
-  };
-  add(self->size(c), self->stride(c), out->stride(c) * r * r);
-  add(r, self->stride(h), out->stride(c) * r);
-  add(r, self->stride(w), out->stride(c));
-  add(shape.sizes[h], self->stride(h) * r, out->stride(h));
-  add(shape.sizes[w], self->stride(w) * r, out->stride(w));
-  strided_copy(walk, self->data(), src.data(), out->mutable_data(), dst.data(),
-               self->element_size());
+  StridedWalk walk = StridedWalk::leading(*self, *out, c);
+  walk.add(self->size(c), self->stride(c), out->stride(c) * r * r);
+  walk.add(r, self->stride(h), out->stride(c) * r);
+  walk.add(r, self->stride(w), out->stride(c));
+  walk.add(shape.sizes[h], self->stride(h) * r, out->stride(h));
+  walk.add(shape.sizes[w], self->stride(w) * r, out->stride(w));
+  walk.copy(*self, *out);
   return Status();
 }
 
