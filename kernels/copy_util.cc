@@ -103,6 +103,29 @@ void StridedWalk::copy(const Tensor& self, Tensor& out) const {
   strided_copy(shape, self.data(), src.data(), out.mutable_data(), dst.data(), self.element_size());
 }
 
+Status copy_chunks(const KernelContext& ctx, const Tensor& self, int dim,
+                   std::span<const int64_t> sizes, std::span<Tensor* const> outs) {
+  int64_t offset = 0;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    Tensor* out = outs[k];
+    if (out == nullptr || out->is_constant())
+      return ctx.fail(fmt::format("output {} is not writable", k));
+    if (out->dtype() != self.dtype()) return ctx.fail("input and output dtypes differ");
+    Shape shape = shape_of(self);
+    shape.sizes[dim] = sizes[k];
+    ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
+    if (out->numel() > 0) {
+      if (out->data() == nullptr) return ctx.fail(fmt::format("output {} has no memory", k));
+      const auto* src = static_cast<const uint8_t*>(self.data()) +
+                        offset * self.stride(dim) * static_cast<int64_t>(self.element_size());
+      strided_copy(shape, src, self.strides().data(), out->mutable_data(), out->strides().data(),
+                   self.element_size());
+    }
+    offset += sizes[k];
+  }
+  return Status();
+}
+
 Status copy_logical(const KernelContext& ctx, const Tensor& src, Tensor& out) {
   if (src.numel() != out.numel()) {
     return ctx.fail(fmt::format("cannot copy {} elements into {}", src.numel(), out.numel()));

@@ -30,6 +30,12 @@ struct StridedWalk {
   void copy(const Tensor& self, Tensor& out) const;
 };
 
+// Copies consecutive chunks of `self` along `dim` into `outs`, chunk k `sizes[k]` long
+// (the split ops), sizing each output. REQUIRES: one size per output, none negative,
+// adding up to at most self's size at `dim`.
+Status copy_chunks(const KernelContext& ctx, const Tensor& self, int dim,
+                   std::span<const int64_t> sizes, std::span<Tensor* const> outs);
+
 // Copies src into out element by element in logical (row-major) order: a reshape when
 // the shapes differ, a layout change when only the dim orders do. REQUIRES: same dtype
 // and numel, out already sized.

@@ -3,6 +3,8 @@
 // Chunks of split_size along dim, the last one smaller when the size does not divide.
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "kernels/copy_util.h"
 
 namespace et::kernels {
@@ -26,25 +28,9 @@ Status split_copy_tensor_out(KernelContext& ctx) {
   if (static_cast<int64_t>(outs.size()) != chunks) {
     return ctx.fail(fmt::format("{} outputs for {} chunks", outs.size(), chunks));
   }
-  int64_t offset = 0;
-  for (size_t k = 0; k < outs.size(); ++k) {
-    Tensor* out = outs[k];
-    if (out == nullptr || out->is_constant())
-      return ctx.fail(fmt::format("output {} is not writable", k));
-    if (out->dtype() != self->dtype()) return ctx.fail("input and output dtypes differ");
-    Shape shape = shape_of(*self);
-    shape.sizes[dim] = std::min(split_size, n - offset);
-    ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
-    if (out->numel() > 0) {
-      if (out->data() == nullptr) return ctx.fail(fmt::format("output {} has no memory", k));
-      const auto* src = static_cast<const uint8_t*>(self->data()) +
-                        offset * self->stride(dim) * static_cast<int64_t>(self->element_size());
-      strided_copy(shape, src, self->strides().data(), out->mutable_data(), out->strides().data(),
-                   self->element_size());
-    }
-    offset += shape.sizes[dim];
-  }
-  return Status();
+  std::vector<int64_t> sizes(outs.size());
+  for (int64_t k = 0; k < chunks; ++k) sizes[k] = std::min(split_size, n - k * split_size);
+  return copy_chunks(ctx, *self, dim, sizes, outs);
 }
 
 ET_REGISTER_KERNEL("aten::split_copy.Tensor_out", split_copy_tensor_out);

@@ -26,25 +26,7 @@ Status split_with_sizes_copy_out(KernelContext& ctx) {
     return ctx.fail(fmt::format("split sizes add up to {}, but dim {} has size {}", total, dim,
                                 self->size(dim)));
   }
-  int64_t offset = 0;
-  for (size_t k = 0; k < outs.size(); ++k) {
-    Tensor* out = outs[k];
-    if (out == nullptr || out->is_constant())
-      return ctx.fail(fmt::format("output {} is not writable", k));
-    if (out->dtype() != self->dtype()) return ctx.fail("input and output dtypes differ");
-    Shape shape = shape_of(*self);
-    shape.sizes[dim] = split_sizes[k];
-    ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
-    if (out->numel() > 0) {
-      if (out->data() == nullptr) return ctx.fail(fmt::format("output {} has no memory", k));
-      const auto* src = static_cast<const uint8_t*>(self->data()) +
-                        offset * self->stride(dim) * static_cast<int64_t>(self->element_size());
-      strided_copy(shape, src, self->strides().data(), out->mutable_data(), out->strides().data(),
-                   self->element_size());
-    }
-    offset += split_sizes[k];
-  }
-  return Status();
+  return copy_chunks(ctx, *self, dim, split_sizes, outs);
 }
 
 ET_REGISTER_KERNEL("aten::split_with_sizes_copy.out", split_with_sizes_copy_out);
