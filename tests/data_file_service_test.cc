@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 
 #include "proto/sha256.h"
@@ -29,7 +30,12 @@ std::string hash(const std::string& bytes) {
 
 class DataFileService : public ::testing::Test {
  protected:
-  void SetUp() override { session_ = core_.open_session("test").value(); }
+  void SetUp() override { start({}); }
+  // A fresh service core with `limits`, and a session on it.
+  void start(ServiceLimits limits) {
+    core_ = std::make_unique<ServiceCore>(limits);
+    session_ = core_->open_session("test").value();
+  }
 
   // program/data: bytes to send (empty: none); the hashes are sent as given.
   Result<pb::LoadProgramResponse> load(const std::shared_ptr<Session>& s,
@@ -43,7 +49,7 @@ class DataFileService : public ::testing::Test {
     if (!program.empty()) req.set_program_bytes(program);
     if (!data.empty()) req.set_data_bytes(data);
     pb::LoadProgramResponse resp;
-    ET_RETURN_IF_ERROR(core_.load_program(req, resp));
+    ET_RETURN_IF_ERROR(core_->load_program(req, resp));
     return resp;
   }
 
@@ -54,7 +60,7 @@ class DataFileService : public ::testing::Test {
     lm.set_program_id(program);
     lm.set_method_name("forward");
     pb::LoadMethodResponse method;
-    Status loaded = core_.load_method(lm, method);
+    Status loaded = core_->load_method(lm, method);
     EXPECT_TRUE(loaded.ok()) << loaded.to_string();
     pb::RunRequest req;
     req.set_session(s->token);
@@ -62,7 +68,7 @@ class DataFileService : public ::testing::Test {
     const std::string dir = std::string(ET_FIXTURES_DIR) + "/" + model;
     *req.add_inputs()->mutable_tensor() = et::testing::npy_tensor(dir + "/forward.in0.npy");
     pb::RunResponse resp;
-    Status ran = core_.run(req, resp);
+    Status ran = core_->run(req, resp);
     EXPECT_TRUE(ran.ok()) << ran.to_string();
     if (!ran.ok()) return INFINITY;
     const std::string got = resp.outputs(0).tensor().inline_data();
@@ -78,7 +84,7 @@ class DataFileService : public ::testing::Test {
     return worst;
   }
 
-  ServiceCore core_{ServiceLimits{}};
+  std::unique_ptr<ServiceCore> core_;
   std::shared_ptr<Session> session_;
 };
 
@@ -93,7 +99,7 @@ TEST_F(DataFileService, LoadsWithItsDataAndSharesThePairByHash) {
     EXPECT_EQ(first->info().data_size_bytes(), ptd.size());
     EXPECT_LT(run_fixture(session_, first->program_id(), model), 1e-5) << model;
 
-    auto other = core_.open_session("other").value();
+    auto other = core_->open_session("other").value();
     auto by_hash = load(other, "", "", hash(pte), hash(ptd));
     ASSERT_TRUE(by_hash.ok()) << by_hash.status().to_string();
     EXPECT_TRUE(by_hash->already_loaded());
@@ -148,14 +154,8 @@ TEST_F(DataFileService, DataAndProgramCountTogetherAgainstTheLimits) {
   const std::string ptd = fixture_bytes("llama_decode_ptd.ptd");
   ServiceLimits limits;
   limits.max_program_bytes = pte.size() + ptd.size() - 1;  // each alone fits
-  ServiceCore core(limits);
-  auto s = core.open_session("test").value();
-  pb::LoadProgramRequest req;
-  req.set_session(s->token);
-  req.set_program_bytes(pte);
-  req.set_data_bytes(ptd);
-  pb::LoadProgramResponse resp;
-  Status refused = core.load_program(req, resp);
+  start(limits);
+  auto refused = load(session_, pte, ptd).status();
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(refused.message().find("with its data file"), std::string::npos) << refused.message();
@@ -168,20 +168,14 @@ TEST_F(DataFileService, UnloadingGivesTheDataBytesBack) {
   const std::string ptd = fixture_bytes("mlp_ptd.ptd");
   ServiceLimits limits;
   limits.max_program_bytes_per_session = pte.size() + ptd.size() + ptd.size() / 2;
-  ServiceCore core(limits);
-  auto s = core.open_session("test").value();
+  start(limits);
   for (int round = 0; round < 3; ++round) {
-    pb::LoadProgramRequest req;
-    req.set_session(s->token);
-    req.set_program_bytes(pte);
-    req.set_data_bytes(ptd);
-    pb::LoadProgramResponse resp;
-    Status loaded = core.load_program(req, resp);
-    ASSERT_TRUE(loaded.ok()) << "round " << round << ": " << loaded.to_string();
+    auto loaded = load(session_, pte, ptd);
+    ASSERT_TRUE(loaded.ok()) << "round " << round << ": " << loaded.status().to_string();
     pb::UnloadProgramRequest unload;
-    unload.set_session(s->token);
-    unload.set_program_id(resp.program_id());
-    ASSERT_TRUE(core.unload_program(unload).ok());
+    unload.set_session(session_->token);
+    unload.set_program_id(loaded->program_id());
+    ASSERT_TRUE(core_->unload_program(unload).ok());
   }
 }
 

@@ -111,34 +111,54 @@ void dot_rows(const int8_t* x, const int8_t* w, size_t k, size_t n, bool transpo
   }
 }
 
+// The operands of a quantized FullyConnected, as both forms below read them.
+struct QuantizedFc {
+  QuantizedFc(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs)
+      : xv(graph.values[node.inputs[0]]),
+        wv(graph.values[node.inputs[1]]),
+        yv(graph.values[node.outputs[0]]),
+        transposed(node.flags & kTransposeWeights),
+        k(xv.dims.back()),
+        n(yv.dims.back()),
+        rows(xv.numel / k),
+        x(static_cast<const int8_t*>(ptrs[node.inputs[0]])),
+        w(static_cast<const int8_t*>(ptrs[node.inputs[1]])) {}
+
+  // sum over k of output channel j's weights: the input's zero point times it comes off
+  // each dot product once.
+  int64_t weight_sum(size_t j) const {
+    int64_t sum = 0;
+    for (size_t i = 0; i < k; ++i) sum += transposed ? w[i * n + j] : w[j * k + i];
+    return sum;
+  }
+
+  const GraphValue& xv;
+  const GraphValue& wv;
+  const GraphValue& yv;
+  const bool transposed;
+  const size_t k, n, rows;
+  const int8_t* x;
+  const int8_t* w;
+};
+
 void fully_connected_qd8(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
-  const GraphValue& xv = graph.values[node.inputs[0]];
-  const GraphValue& wv = graph.values[node.inputs[1]];
-  const GraphValue& yv = graph.values[node.outputs[0]];
-  const bool transposed = node.flags & kTransposeWeights;
-  const size_t k = xv.dims.back();
-  const size_t n = yv.dims.back();
-  const size_t rows = xv.numel / k;
-  const auto* x = static_cast<const int8_t*>(ptrs[node.inputs[0]]);
-  const QdParams* params = row_params(xv, ptrs[node.inputs[0]]);
-  const auto* w = static_cast<const int8_t*>(ptrs[node.inputs[1]]);
+  const QuantizedFc fc(graph, node, ptrs);
+  const size_t k = fc.k, n = fc.n;
+  const QdParams* params = row_params(fc.xv, ptrs[node.inputs[0]]);
   const float* bias =
       node.inputs[2] == kNoValue ? nullptr : static_cast<const float*>(ptrs[node.inputs[2]]);
   auto* y = static_cast<float*>(ptrs[node.outputs[0]]);
-  // sum_k w[n][k], so the zero point comes off once per output: acc = x.w - zp * sum(w).
-  std::vector<int64_t> wsum(n, 0);
-  for (size_t j = 0; j < n; ++j) {
-    for (size_t i = 0; i < k; ++i) wsum[j] += transposed ? w[i * n + j] : w[j * k + i];
-  }
+  std::vector<int64_t> wsum(n);
+  for (size_t j = 0; j < n; ++j) wsum[j] = fc.weight_sum(j);
   std::vector<int32_t> acc(n);
-  for (size_t r = 0; r < rows; ++r) {
-    dot_rows(x + r * k, w, k, n, transposed, acc.data());
+  for (size_t r = 0; r < fc.rows; ++r) {
+    dot_rows(fc.x + r * k, fc.w, k, n, fc.transposed, acc.data());
     const float scale = params[r].scale;
     const int64_t zp = params[r].zero_point;
     for (size_t j = 0; j < n; ++j) {
       const auto total = static_cast<float>(acc[j] - zp * wsum[j]);
       const float b = bias ? bias[j] : 0.0f;
-      y[r * n + j] = std::fma(total * scale, wv.channel_scales[j], b);
+      y[r * n + j] = std::fma(total * scale, fc.wv.channel_scales[j], b);
     }
   }
 }
@@ -152,15 +172,9 @@ int32_t quantize_bound(float x, float scale, int32_t zero_point) {
 }
 
 void fully_connected_qs8(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
-  const GraphValue& xv = graph.values[node.inputs[0]];
-  const GraphValue& wv = graph.values[node.inputs[1]];
-  const GraphValue& yv = graph.values[node.outputs[0]];
-  const bool transposed = node.flags & kTransposeWeights;
-  const size_t k = xv.dims.back();
-  const size_t n = yv.dims.back();
-  const size_t rows = xv.numel / k;
-  const auto* x = static_cast<const int8_t*>(ptrs[node.inputs[0]]);
-  const auto* w = static_cast<const int8_t*>(ptrs[node.inputs[1]]);
+  const QuantizedFc fc(graph, node, ptrs);
+  const size_t k = fc.k, n = fc.n;
+  const GraphValue& yv = fc.yv;
   const int32_t* bias =
       node.inputs[2] == kNoValue ? nullptr : static_cast<const int32_t*>(ptrs[node.inputs[2]]);
   auto* y = static_cast<int8_t*>(ptrs[node.outputs[0]]);
@@ -171,15 +185,12 @@ void fully_connected_qs8(const Graph& graph, const GraphNode& node, std::span<vo
   std::vector<float> requant(n);
   std::vector<int64_t> offset(n);
   for (size_t j = 0; j < n; ++j) {
-    requant[j] = xv.scale * wv.channel_scales[j] / yv.scale;
-    int64_t wsum = 0;
-    for (size_t i = 0; i < k; ++i) wsum += transposed ? w[i * n + j] : w[j * k + i];
-    offset[j] = (bias ? bias[j] : 0) - int64_t{xv.zero_point} * wsum;
+    requant[j] = fc.xv.scale * fc.wv.channel_scales[j] / yv.scale;
+    offset[j] = (bias ? bias[j] : 0) - int64_t{fc.xv.zero_point} * fc.weight_sum(j);
   }
   std::vector<int32_t> acc(n);
-  for (size_t r = 0; r < rows; ++r) {
-    const int8_t* xr = x + r * k;
-    dot_rows(xr, w, k, n, transposed, acc.data());
+  for (size_t r = 0; r < fc.rows; ++r) {
+    dot_rows(fc.x + r * k, fc.w, k, n, fc.transposed, acc.data());
     for (size_t j = 0; j < n; ++j) {
       float v = static_cast<float>(acc[j] + offset[j]) * requant[j];
       if (!(v >= lo)) v = lo;  // NaN too
