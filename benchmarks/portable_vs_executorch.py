@@ -29,7 +29,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "models"
 BENCH = ROOT / "build" / "tools" / "et-bench"
-CASES = ["mobilenet_v2", "cnn", "mlp", "transformer_block"]
+CASES = ["mobilenet_v2", "cnn", "mlp", "transformer_block", "vit", "speech_encoder", "mobilenet_v3",
+         "convnext", "unet", "lstm", "gru", "transformer_encoder"]
 
 
 def executorch_median_ms(name: str, iterations: int, warmup: int) -> float:

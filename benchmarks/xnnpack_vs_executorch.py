@@ -33,7 +33,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "models"
 BENCH = ROOT / "build" / "tools" / "et-bench"
-CASES = ["mobilenet_v2_xnnpack", "transformer_block_xnnpack", "cnn_xnnpack", "mlp_xnnpack"]
+CASES = ["mobilenet_v2_xnnpack", "transformer_block_xnnpack", "cnn_xnnpack", "mlp_xnnpack",
+         "vit_xnnpack", "speech_encoder_xnnpack", "mobilenet_v3_xnnpack", "convnext_xnnpack",
+         "unet_xnnpack", "lstm_xnnpack", "gru_xnnpack", "transformer_encoder_xnnpack"]
 
 
 def executorch_median_ms(name: str, iterations: int, warmup: int, threads: int) -> float:

@@ -36,7 +36,7 @@ Status copy_convert(const KernelContext& ctx, const Tensor& src, Tensor& out) {
     auto* o = static_cast<uint8_t*>(out.mutable_data());
     const std::array<const int64_t*, 2> strides = {src.strides().data(), out.strides().data()};
     for_each_index<2>(shape, strides, [&](const std::array<int64_t, 2>& i) {
-      std::memcpy(o + i[1] * elsize, in + i[0] * elsize, elsize);
+      std::memmove(o + i[1] * elsize, in + i[0] * elsize, elsize);
     });
     return Status();
   }

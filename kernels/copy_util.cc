@@ -53,7 +53,7 @@ void strided_copy(const Shape& shape, const void* src, const int64_t* src_stride
     ++s.rank;
   }
   if (s.rank == 0) {
-    std::memcpy(out, in, elsize);
+    std::memmove(out, in, elsize);
     return;
   }
   const int inner = s.rank - 1;
@@ -67,7 +67,7 @@ void strided_copy(const Shape& shape, const void* src, const int64_t* src_stride
     const uint8_t* from = in + o[0] * el;
     uint8_t* to = out + o[1] * el;
     if (runs) {
-      std::memcpy(to, from, static_cast<size_t>(n) * elsize);
+      std::memmove(to, from, static_cast<size_t>(n) * elsize);
       return;
     }
     switch (elsize) {
@@ -81,7 +81,7 @@ void strided_copy(const Shape& shape, const void* src, const int64_t* src_stride
         return copy_line<uint64_t>(from, ss[inner], to, ds[inner], n);
       default:
         for (int64_t j = 0; j < n; ++j) {
-          std::memcpy(to + j * ds[inner] * el, from + j * ss[inner] * el, elsize);
+          std::memmove(to + j * ds[inner] * el, from + j * ss[inner] * el, elsize);
         }
     }
   });

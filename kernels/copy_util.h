@@ -13,7 +13,9 @@ namespace et::kernels {
 Shape shape_of(const Tensor& t);
 
 // Copies a `shape`-shaped block of `elsize`-byte elements between two strided layouts
-// (strides in elements). Runs where both innermost strides are 1 go by memcpy.
+// (strides in elements). Runs where both innermost strides are 1 go by memmove: a corrupted
+// program can plan the two blocks over each other, which must give wrong values, never
+// undefined behaviour (kernels copy tensor bytes by memmove, never memcpy).
 void strided_copy(const Shape& shape, const void* src, const int64_t* src_strides, void* dst,
                   const int64_t* dst_strides, size_t elsize);
 

@@ -1,6 +1,6 @@
 // strided_copy, which every view-like kernel uses, against an element-by-element copy:
 // permutations (merged runs and single-element lines), size-one dims, reversed strides
-// (flip), every element size.
+// (flip), every element size, and blocks that overlap.
 #include "kernels/copy_util.h"
 
 #include <gtest/gtest.h>
@@ -59,6 +59,27 @@ TEST(StridedCopy, MatchesAnElementByElementCopy) {
     Shape ones{{1, 1}, 2};
     const int64_t one_strides[] = {1, 1};
     expect_same_as_elementwise(ones, one_strides, 0, one_strides, elsize);
+  }
+}
+
+// A corrupted program can plan an op's output over its input. The copy must then be a
+// defined move (the source as it was before the copy), never undefined behaviour; under
+// ASan a memcpy here is reported as memcpy-param-overlap.
+TEST(StridedCopy, OverlappingBlocksMoveAsMemmoveWould) {
+  for (size_t elsize : {1, 2, 4, 8, 16}) {
+    for (int64_t shift : {-3, 3}) {
+      const int64_t n = 24;
+      std::vector<uint8_t> buffer(static_cast<size_t>(n + 6) * elsize);
+      std::iota(buffer.begin(), buffer.end(), uint8_t{1});
+      std::vector<uint8_t> want = buffer;
+      const auto el = static_cast<int64_t>(elsize);
+      uint8_t* src = buffer.data() + 3 * el;
+      std::memmove(want.data() + (3 + shift) * el, want.data() + 3 * el, n * elsize);
+      Shape block{{4, 6}, 2};
+      const int64_t dense[] = {6, 1};
+      strided_copy(block, src, dense, src + shift * el, dense, elsize);
+      EXPECT_EQ(buffer, want) << "elsize " << elsize << " shift " << shift;
+    }
   }
 }
 

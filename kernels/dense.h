@@ -6,6 +6,7 @@
 #include "kernels/convert.h"
 #include "kernels/copy_util.h"
 #include "kernels/elementwise.h"
+#include "kernels/sgemm.h"
 #include "runtime/thread_pool.h"
 
 namespace et::kernels {
@@ -54,10 +55,14 @@ Status store_dense(const KernelContext& ctx, const C* values, Tensor& out) {
 }
 
 // C[m, n] (+)= A[m, k] * B[k, n], all row-major with leading dimensions lda, ldb, ldc.
-// Four rows of C at a time, so each row of B is loaded once for all four.
+// float goes to sgemm (kernels/sgemm.h); other types four rows of C at a time, so each
+// row of B is loaded once for all four.
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
           int64_t ldc, bool accumulate) {
+  if constexpr (std::is_same_v<T, float>) {
+    return sgemm({m, n, k, a, lda, b, ldb, false, c, ldc, accumulate});
+  }
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
     T* r0 = c + i * ldc;
@@ -95,13 +100,16 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, 
 }
 
 // C[m, n] = A[m, k] * B[n, k]^T: B given row by row with k contiguous (a linear layer's
-// weight), so no transpose is made. Each C element is a dot product summed in
-// kLanes interleaved partial sums (lane l takes p = l mod kLanes), then the lanes in
-// order: the compiler vectorises the lanes without reordering any sum, so results are
-// the same on every build. Four columns at a time share each load of A's row.
+// weight), so no transpose is made. float goes to sgemm; for other types each C element
+// is a dot product summed in kLanes interleaved partial sums (lane l takes p = l mod
+// kLanes), then the lanes in order: the compiler vectorises the lanes without reordering
+// any sum. Four columns at a time share each load of A's row.
 template <typename T>
 void gemm_nt(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
              T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    return sgemm({m, n, k, a, lda, b, ldb, true, c, ldc, false});
+  }
   constexpr int64_t kLanes = 8;
   const int64_t k_main = k / kLanes * kLanes;
   auto finish = [&](const T* lanes, const T* arow, const T* brow) {
@@ -150,6 +158,9 @@ void gemm_nt(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* 
 template <typename T>
 void parallel_gemm_nt(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
                       int64_t ldb, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    return parallel_sgemm({m, n, k, a, lda, b, ldb, true, c, ldc, false});
+  }
   if (m * n * k < (int64_t{1} << 16)) {
     gemm_nt(m, n, k, a, lda, b, ldb, c, ldc);
     return;
@@ -171,6 +182,9 @@ void parallel_gemm_nt(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, 
 template <typename T>
 void parallel_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
                    int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  if constexpr (std::is_same_v<T, float>) {
+    return parallel_sgemm({m, n, k, a, lda, b, ldb, false, c, ldc, accumulate});
+  }
   if (m < 2 || m * n * k < (int64_t{1} << 16)) {
     gemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
     return;

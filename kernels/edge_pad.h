@@ -93,8 +93,8 @@ Status edge_pad_out(KernelContext& ctx) {
       src += (k < kDims ? source[k][static_cast<size_t>(pos[d])] : pos[d]) * self->stride(d);
       dst += pos[d] * out->stride(d);
     }
-    std::memcpy(o + dst * static_cast<int64_t>(elsize), in + src * static_cast<int64_t>(elsize),
-                elsize);
+    std::memmove(o + dst * static_cast<int64_t>(elsize), in + src * static_cast<int64_t>(elsize),
+                 elsize);
     for (int d = rank - 1; d >= 0; --d) {
       if (++pos[d] < shape.sizes[d]) break;
       pos[d] = 0;

@@ -39,7 +39,7 @@ Status copy_broadcast(const KernelContext& ctx, const Tensor& shape_of, const Te
   const auto src_strides = broadcast_strides(src, shape.rank);
   const std::array<const int64_t*, 2> strides = {src_strides.data(), out.strides().data()};
   for_each_index<2>(shape, strides, [&](const std::array<int64_t, 2>& i) {
-    std::memcpy(o + i[1] * elsize, in + i[0] * elsize, elsize);
+    std::memmove(o + i[1] * elsize, in + i[0] * elsize, elsize);
   });
   return Status();
 }

@@ -38,7 +38,7 @@ Status gather_out(KernelContext& ctx) {
       src += (d == dim ? idx[n] : pos[d]) * self->stride(d);
       dst += pos[d] * out->stride(d);
     }
-    std::memcpy(o + dst * elsize, in + src * elsize, static_cast<size_t>(elsize));
+    std::memmove(o + dst * elsize, in + src * elsize, static_cast<size_t>(elsize));
     for (int d = shape.rank - 1; d >= 0; --d) {
       if (++pos[d] < shape.sizes[d]) break;
       pos[d] = 0;

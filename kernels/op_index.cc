@@ -22,8 +22,8 @@ Status index_tensor_out(KernelContext& ctx) {
   int64_t n = 0;
   const std::array<const int64_t*, 1> strides = {out->strides().data()};
   for_each_index<1>(plan.result, strides, [&](const std::array<int64_t, 1>& off) {
-    std::memcpy(o + off[0] * static_cast<int64_t>(elsize),
-                in + plan.offsets[n++] * static_cast<int64_t>(elsize), elsize);
+    std::memmove(o + off[0] * static_cast<int64_t>(elsize),
+                 in + plan.offsets[n++] * static_cast<int64_t>(elsize), elsize);
   });
   return Status();
 }

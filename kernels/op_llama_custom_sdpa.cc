@@ -158,8 +158,8 @@ Status write_cache(const KernelContext& ctx, const Tensor& src, Tensor& cache, i
               b * src.stride(0) + s * src.stride(1) + h * src.stride(2) + d * src.stride(3);
           const int64_t to = b * cache.stride(0) + (start + s) * cache.stride(1) +
                              h * cache.stride(2) + d * cache.stride(3);
-          std::memcpy(o + to * static_cast<int64_t>(elsize),
-                      in + from * static_cast<int64_t>(elsize), elsize);
+          std::memmove(o + to * static_cast<int64_t>(elsize),
+                       in + from * static_cast<int64_t>(elsize), elsize);
         }
   return Status();
 }

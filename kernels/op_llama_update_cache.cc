@@ -48,8 +48,8 @@ void copy_rows(const Tensor& value, Tensor& cache, Position position) {
               b * value.stride(0) + s * value.stride(1) + h * value.stride(2) + d * value.stride(3);
           const int64_t dst =
               b * cache.stride(0) + p * cache.stride(1) + h * cache.stride(2) + d * cache.stride(3);
-          std::memcpy(o + dst * static_cast<int64_t>(elsize),
-                      in + src * static_cast<int64_t>(elsize), elsize);
+          std::memmove(o + dst * static_cast<int64_t>(elsize),
+                       in + src * static_cast<int64_t>(elsize), elsize);
         }
       }
     }

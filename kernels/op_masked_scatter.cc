@@ -41,7 +41,7 @@ Status masked_scatter_out(KernelContext& ctx) {
   auto* o = static_cast<uint8_t*>(out->mutable_data());
   const std::array<const int64_t*, 2> copy_strides = {self_strides.data(), out->strides().data()};
   for_each_index<2>(shape, copy_strides, [&](const std::array<int64_t, 2>& i) {
-    std::memcpy(o + i[1] * elsize, in + i[0] * elsize, static_cast<size_t>(elsize));
+    std::memmove(o + i[1] * elsize, in + i[0] * elsize, static_cast<size_t>(elsize));
   });
   if (count == 0) return Status();
   // Source elements in row-major order.
@@ -57,7 +57,7 @@ Status masked_scatter_out(KernelContext& ctx) {
   const std::array<const int64_t*, 2> write_strides = {mask_strides.data(), out->strides().data()};
   for_each_index<2>(shape, write_strides, [&](const std::array<int64_t, 2>& i) {
     if (!static_cast<bool>(m[i[0]])) return;
-    std::memcpy(o + i[1] * elsize, src + next * elsize, static_cast<size_t>(elsize));
+    std::memmove(o + i[1] * elsize, src + next * elsize, static_cast<size_t>(elsize));
     ++next;
   });
   return Status();

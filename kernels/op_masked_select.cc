@@ -36,7 +36,7 @@ Status masked_select_out(KernelContext& ctx) {
   const std::array<const int64_t*, 2> strides = {self_strides.data(), mask_strides.data()};
   for_each_index<2>(shape, strides, [&](const std::array<int64_t, 2>& i) {
     if (!static_cast<bool>(m[i[1]])) return;
-    std::memcpy(o + next * out_stride * elsize, in + i[0] * elsize, static_cast<size_t>(elsize));
+    std::memmove(o + next * out_stride * elsize, in + i[0] * elsize, static_cast<size_t>(elsize));
     ++next;
   });
   return Status();

@@ -40,7 +40,7 @@ Status repeat_out(KernelContext& ctx) {
       if (d >= lead) src += (pos[d] % tile.sizes[d]) * self->stride(d - lead);
       dst += pos[d] * out->stride(d);
     }
-    std::memcpy(o + dst * elsize, in + src * elsize, static_cast<size_t>(elsize));
+    std::memmove(o + dst * elsize, in + src * elsize, static_cast<size_t>(elsize));
     for (int d = rank - 1; d >= 0; --d) {
       if (++pos[d] < shape.sizes[d]) break;
       pos[d] = 0;

@@ -62,8 +62,8 @@ Status roll_out(KernelContext& ctx) {
       }
     }
     for (int d = 0; d < shape.rank; ++d) dst += pos[d] * out->stride(d);
-    std::memcpy(o + dst * static_cast<int64_t>(elsize), in + src * static_cast<int64_t>(elsize),
-                elsize);
+    std::memmove(o + dst * static_cast<int64_t>(elsize), in + src * static_cast<int64_t>(elsize),
+                 elsize);
     for (int d = shape.rank - 1; d >= 0; --d) {
       if (++pos[d] < shape.sizes[d]) break;
       pos[d] = 0;

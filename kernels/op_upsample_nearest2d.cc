@@ -36,7 +36,7 @@ Status upsample_nearest2d_out(KernelContext& ctx) {
             n * in->stride(0) + c * in->stride(1) + ih * in->stride(2) + iw * in->stride(3);
         const int64_t to =
             n * out->stride(0) + c * out->stride(1) + oh * out->stride(2) + ow * out->stride(3);
-        std::memcpy(dst + to * elsize, src + from * elsize, static_cast<size_t>(elsize));
+        std::memmove(dst + to * elsize, src + from * elsize, static_cast<size_t>(elsize));
       }
     }
   }

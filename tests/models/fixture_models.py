@@ -457,4 +457,6 @@ def model_specs() -> list[ModelSpec]:
     ]
     from quantized_models import quantized_specs  # 8-bit XNNPACKQuantizer programs
     specs += quantized_specs()
+    from family_models import family_specs  # the model families issue #16 measures
+    specs += family_specs()
     return specs

@@ -1,0 +1,199 @@
+#include "kernels/sgemm.h"
+
+#include <cpuinfo.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "kernels/sgemm_blocked.h"
+#include "runtime/thread_pool.h"
+
+namespace et::kernels {
+namespace detail {
+
+#if ET_GEMM_X86
+void sgemm_avx2(const SgemmArgs& args, bool rows_path);
+void sgemm_avx512(const SgemmArgs& args, bool rows_path);
+#endif
+
+float* sgemm_scratch(int64_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < static_cast<size_t>(floats)) buffer.resize(static_cast<size_t>(floats));
+  return buffer.data();
+}
+
+namespace {
+
+// Plain C++ for any CPU: a 4 x 8 tile the compiler vectorises for the baseline ISA.
+struct Portable {
+  static constexpr int kMr = 4, kNr = 8, kKc = 256, kMc = 64, kNc = 512;
+
+  static void tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                   bool accumulate) {
+    float t[kMr][kNr] = {};
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int i = 0; i < kMr; ++i) {
+        const float x = a[p * kMr + i];
+        for (int j = 0; j < kNr; ++j) t[i][j] += x * b[p * kNr + j];
+      }
+    }
+    for (int i = 0; i < kMr; ++i) {
+      for (int j = 0; j < kNr; ++j)
+        c[i * ldc + j] = accumulate ? c[i * ldc + j] + t[i][j] : t[i][j];
+    }
+  }
+
+  static void row(int64_t k, const float* a, const float* b, int64_t ldb, int64_t n, float* c,
+                  bool accumulate) {
+    constexpr int64_t kChunk = 64;
+    float s[kChunk];
+    for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+      const int64_t w = lesser(kChunk, n - j0);
+      for (int64_t j = 0; j < w; ++j) s[j] = 0.0f;
+      for (int64_t p = 0; p < k; ++p) {
+        const float x = a[p];
+        const float* r = b + p * ldb + j0;
+        for (int64_t j = 0; j < w; ++j) s[j] += x * r[j];
+      }
+      for (int64_t j = 0; j < w; ++j) c[j0 + j] = accumulate ? c[j0 + j] + s[j] : s[j];
+    }
+  }
+
+  // Dot products in 8 interleaved partial sums (lane l takes p = l mod 8), then the lanes
+  // in order: the compiler vectorises the lanes without reordering any sum.
+  static void row_transposed(int64_t k, const float* a, const float* b, int64_t ldb, int64_t n,
+                             float* c, bool accumulate) {
+    constexpr int64_t kLanes = 8;
+    const int64_t k_main = k / kLanes * kLanes;
+    for (int64_t j = 0; j < n; ++j) {
+      const float* column = b + j * ldb;
+      float lanes[kLanes] = {};
+      for (int64_t p = 0; p < k_main; p += kLanes) {
+        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += a[p + l] * column[p + l];
+      }
+      float s = 0.0f;
+      for (int64_t l = 0; l < kLanes; ++l) s += lanes[l];
+      for (int64_t p = k_main; p < k; ++p) s += a[p] * column[p];
+      c[j] = accumulate ? c[j] + s : s;
+    }
+  }
+};
+
+}  // namespace
+
+void sgemm_portable(const SgemmArgs& args, bool rows_path) {
+  blocked_sgemm<Portable>(args, rows_path);
+}
+
+}  // namespace detail
+
+namespace {
+
+struct IsaChoice {
+  std::vector<GemmIsa> available{GemmIsa::kPortable};
+  GemmIsa selected = GemmIsa::kPortable;
+};
+
+const IsaChoice& isa_choice() {
+  static const IsaChoice choice = [] {
+    IsaChoice c;
+#if ET_GEMM_X86
+    if (cpuinfo_initialize()) {
+      if (cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3()) c.available.push_back(GemmIsa::kAvx2);
+      if (cpuinfo_has_x86_avx512f()) c.available.push_back(GemmIsa::kAvx512);
+    }
+#endif
+    c.selected = c.available.back();
+    if (const char* forced = std::getenv("ET_GEMM_ISA"); forced != nullptr && *forced != '\0') {
+      bool found = false;
+      for (GemmIsa isa : c.available) {
+        if (std::string_view(forced) == gemm_isa_name(isa)) {
+          c.selected = isa;
+          found = true;
+        }
+      }
+      if (!found) {
+        std::fprintf(stderr,
+                     "et-serverd: ET_GEMM_ISA=%s is not an ISA this CPU and build run (they are"
+                     " portable, avx2, avx512 where the CPU has them); using %s\n",
+                     forced, gemm_isa_name(c.selected));
+      }
+    }
+    return c;
+  }();
+  return choice;
+}
+
+void run(GemmIsa isa, const SgemmArgs& args, bool rows_path) {
+  switch (isa) {
+#if ET_GEMM_X86
+    case GemmIsa::kAvx512:
+      return detail::sgemm_avx512(args, rows_path);
+    case GemmIsa::kAvx2:
+      return detail::sgemm_avx2(args, rows_path);
+#endif
+    default:
+      return detail::sgemm_portable(args, rows_path);
+  }
+}
+
+}  // namespace
+
+std::span<const GemmIsa> available_gemm_isas() { return isa_choice().available; }
+
+GemmIsa selected_gemm_isa() { return isa_choice().selected; }
+
+const char* gemm_isa_name(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::kAvx512:
+      return "avx512";
+    case GemmIsa::kAvx2:
+      return "avx2";
+    case GemmIsa::kPortable:
+      break;
+  }
+  return "portable";
+}
+
+void sgemm_on(GemmIsa isa, const SgemmArgs& args) { run(isa, args, args.m <= detail::kSmallRows); }
+
+void sgemm(const SgemmArgs& args) { sgemm_on(selected_gemm_isa(), args); }
+
+void parallel_sgemm(const SgemmArgs& args) {
+  // Rows and columns go to threads in whole register tiles of every ISA (24 = 6 x 4 = 8 x 3
+  // rows, 32 columns), so a split adds no edge tiles.
+  constexpr int64_t kRowUnit = 24, kColumnUnit = 32;
+  const GemmIsa isa = selected_gemm_isa();
+  const bool rows_path = args.m <= detail::kSmallRows;
+  ThreadPool& pool = ThreadPool::global();
+  if (pool.threads() < 2 || args.m * args.n * args.k < (int64_t{1} << 16)) {
+    return run(isa, args, rows_path);
+  }
+  if (args.m >= 2 * kRowUnit) {
+    const auto units = static_cast<size_t>((args.m + kRowUnit - 1) / kRowUnit);
+    pool.parallel_for(units, 1, [&](size_t u0, size_t u1) {
+      SgemmArgs part = args;
+      const auto begin = static_cast<int64_t>(u0) * kRowUnit;
+      part.m = detail::lesser(static_cast<int64_t>(u1) * kRowUnit, args.m) - begin;
+      part.a += begin * args.lda;
+      part.c += begin * args.ldc;
+      run(isa, part, rows_path);
+    });
+    return;
+  }
+  const auto units = static_cast<size_t>((args.n + kColumnUnit - 1) / kColumnUnit);
+  if (units < 2) return run(isa, args, rows_path);
+  pool.parallel_for(units, 1, [&](size_t u0, size_t u1) {
+    SgemmArgs part = args;
+    const auto begin = static_cast<int64_t>(u0) * kColumnUnit;
+    part.n = detail::lesser(static_cast<int64_t>(u1) * kColumnUnit, args.n) - begin;
+    part.b += args.b_transposed ? begin * args.ldb : begin;
+    part.c += begin;
+    run(isa, part, rows_path);
+  });
+}
+
+}  // namespace et::kernels
