@@ -1,11 +1,5 @@
 #include "kernels/sgemm.h"
 
-#include <cpuinfo.h>
-
-#include <array>
-#include <cstdio>
-#include <cstdlib>
-#include <string_view>
 #include <vector>
 
 #include "kernels/sgemm_blocked.h"
@@ -14,7 +8,7 @@
 namespace et::kernels {
 namespace detail {
 
-#if ET_GEMM_X86
+#if ET_CPU_X86
 void sgemm_avx2(const SgemmArgs& args, bool rows_path);
 void sgemm_avx512(const SgemmArgs& args, bool rows_path);
 #endif
@@ -92,47 +86,12 @@ void sgemm_portable(const SgemmArgs& args, bool rows_path) {
 
 namespace {
 
-struct IsaChoice {
-  std::vector<GemmIsa> available{GemmIsa::kPortable};
-  GemmIsa selected = GemmIsa::kPortable;
-};
-
-const IsaChoice& isa_choice() {
-  static const IsaChoice choice = [] {
-    IsaChoice c;
-#if ET_GEMM_X86
-    if (cpuinfo_initialize()) {
-      if (cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3()) c.available.push_back(GemmIsa::kAvx2);
-      if (cpuinfo_has_x86_avx512f()) c.available.push_back(GemmIsa::kAvx512);
-    }
-#endif
-    c.selected = c.available.back();
-    if (const char* forced = std::getenv("ET_GEMM_ISA"); forced != nullptr && *forced != '\0') {
-      bool found = false;
-      for (GemmIsa isa : c.available) {
-        if (std::string_view(forced) == gemm_isa_name(isa)) {
-          c.selected = isa;
-          found = true;
-        }
-      }
-      if (!found) {
-        std::fprintf(stderr,
-                     "et-serverd: ET_GEMM_ISA=%s is not an ISA this CPU and build run (they are"
-                     " portable, avx2, avx512 where the CPU has them); using %s\n",
-                     forced, gemm_isa_name(c.selected));
-      }
-    }
-    return c;
-  }();
-  return choice;
-}
-
-void run(GemmIsa isa, const SgemmArgs& args, bool rows_path) {
+void run(CpuIsa isa, const SgemmArgs& args, bool rows_path) {
   switch (isa) {
-#if ET_GEMM_X86
-    case GemmIsa::kAvx512:
+#if ET_CPU_X86
+    case CpuIsa::kAvx512:
       return detail::sgemm_avx512(args, rows_path);
-    case GemmIsa::kAvx2:
+    case CpuIsa::kAvx2:
       return detail::sgemm_avx2(args, rows_path);
 #endif
     default:
@@ -142,31 +101,15 @@ void run(GemmIsa isa, const SgemmArgs& args, bool rows_path) {
 
 }  // namespace
 
-std::span<const GemmIsa> available_gemm_isas() { return isa_choice().available; }
+void sgemm_on(CpuIsa isa, const SgemmArgs& args) { run(isa, args, args.m <= detail::kSmallRows); }
 
-GemmIsa selected_gemm_isa() { return isa_choice().selected; }
-
-const char* gemm_isa_name(GemmIsa isa) {
-  switch (isa) {
-    case GemmIsa::kAvx512:
-      return "avx512";
-    case GemmIsa::kAvx2:
-      return "avx2";
-    case GemmIsa::kPortable:
-      break;
-  }
-  return "portable";
-}
-
-void sgemm_on(GemmIsa isa, const SgemmArgs& args) { run(isa, args, args.m <= detail::kSmallRows); }
-
-void sgemm(const SgemmArgs& args) { sgemm_on(selected_gemm_isa(), args); }
+void sgemm(const SgemmArgs& args) { sgemm_on(selected_isa(), args); }
 
 void parallel_sgemm(const SgemmArgs& args) {
   // Rows and columns go to threads in whole register tiles of every ISA (24 = 6 x 4 = 8 x 3
   // rows, 32 columns), so a split adds no edge tiles.
   constexpr int64_t kRowUnit = 24, kColumnUnit = 32;
-  const GemmIsa isa = selected_gemm_isa();
+  const CpuIsa isa = selected_isa();
   const bool rows_path = args.m <= detail::kSmallRows;
   ThreadPool& pool = ThreadPool::global();
   if (pool.threads() < 2 || args.m * args.n * args.k < (int64_t{1} << 16)) {

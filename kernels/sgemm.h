@@ -6,16 +6,14 @@
 // Determinism: for one ISA, each element of C is computed by the same sequence of
 // operations whatever the thread split (its k products summed in order, block by block),
 // so a call gives the same bits every time on one machine. Different ISAs differ in the
-// last bits (FMA rounds once). ET_GEMM_ISA=portable|avx2|avx512 forces one that the CPU
-// has (the best one is the default).
+// last bits (FMA rounds once). The ISA is cpu_isa.h's selected_isa().
 #pragma once
 
 #include <cstdint>
-#include <span>
+
+#include "kernels/cpu_isa.h"
 
 namespace et::kernels {
-
-enum class GemmIsa { kPortable, kAvx2, kAvx512 };
 
 // C[m, n] = A[m, k] * B[k, n], or C += A * B with `accumulate`.
 // A[i, p] = a[i * lda + p]; B[p, j] = b[p * ldb + j], or b[j * ldb + p] when
@@ -40,12 +38,7 @@ void sgemm(const SgemmArgs& args);
 // threads when it is large enough to pay for them; same bits as sgemm().
 void parallel_sgemm(const SgemmArgs& args);
 
-// The product with one particular ISA. REQUIRES: `isa` is in available_gemm_isas().
-void sgemm_on(GemmIsa isa, const SgemmArgs& args);
-
-// The ISAs this CPU (and this build) can run, portable first; and the one in use.
-std::span<const GemmIsa> available_gemm_isas();
-GemmIsa selected_gemm_isa();
-const char* gemm_isa_name(GemmIsa isa);
+// The product with one particular ISA. REQUIRES: `isa` is in available_isas().
+void sgemm_on(CpuIsa isa, const SgemmArgs& args);
 
 }  // namespace et::kernels

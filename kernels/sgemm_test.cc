@@ -76,14 +76,14 @@ TEST(Sgemm, EveryIsaMatchesADoublePrecisionProduct) {
                                {13, 47, 257}, {25, 64, 64}, {97, 129, 65}, {130, 2100, 5},
                                {200, 7, 520}};
   uint32_t seed = 1;
-  for (GemmIsa isa : available_gemm_isas()) {
+  for (CpuIsa isa : available_isas()) {
     for (const auto& s : shapes) {
       for (bool transposed : {false, true}) {
         for (bool accumulate : {false, true}) {
           const Problem pr(s[0], s[1], s[2], transposed, accumulate, seed++);
           std::vector<float> out = pr.c;
           sgemm_on(isa, pr.args(out));
-          expect_product(pr, out, gemm_isa_name(isa));
+          expect_product(pr, out, isa_name(isa));
         }
       }
     }
@@ -91,7 +91,7 @@ TEST(Sgemm, EveryIsaMatchesADoublePrecisionProduct) {
 }
 
 TEST(Sgemm, EmptyDepthGivesZerosOrLeavesCAlone) {
-  for (GemmIsa isa : available_gemm_isas()) {
+  for (CpuIsa isa : available_isas()) {
     for (bool accumulate : {false, true}) {
       const Problem pr(9, 40, 0, false, accumulate, 7);
       std::vector<float> out = pr.c;
@@ -99,7 +99,7 @@ TEST(Sgemm, EmptyDepthGivesZerosOrLeavesCAlone) {
       for (int64_t i = 0; i < pr.m; ++i) {
         for (int64_t j = 0; j < pr.n; ++j) {
           const auto at = static_cast<size_t>(i * pr.ldc() + j);
-          EXPECT_EQ(out[at], accumulate ? pr.c[at] : 0.0f) << gemm_isa_name(isa);
+          EXPECT_EQ(out[at], accumulate ? pr.c[at] : 0.0f) << isa_name(isa);
         }
       }
     }

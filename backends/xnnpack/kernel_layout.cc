@@ -18,7 +18,7 @@ void gather(const uint8_t* in, size_t offset, const std::vector<size_t>& in_stri
             const std::vector<size_t>& out_dims, uint8_t* out, size_t esize) {
   const size_t rank = out_dims.size();
   if (rank == 0) {
-    std::memcpy(out, in + offset * esize, esize);
+    std::memmove(out, in + offset * esize, esize);
     return;
   }
   const size_t inner = out_dims[rank - 1], inner_stride = in_strides[rank - 1];
@@ -29,11 +29,11 @@ void gather(const uint8_t* in, size_t offset, const std::vector<size_t>& in_stri
     size_t src = offset;
     for (size_t d = 0; d + 1 < rank; ++d) src += index[d] * in_strides[d];
     if (inner_stride == 1) {
-      std::memcpy(out, in + src * esize, inner * esize);
+      std::memmove(out, in + src * esize, inner * esize);
       out += inner * esize;
     } else {
       for (size_t i = 0; i < inner; ++i, out += esize) {
-        std::memcpy(out, in + (src + i * inner_stride) * esize, esize);
+        std::memmove(out, in + (src + i * inner_stride) * esize, esize);
       }
     }
     for (size_t d = rank - 1; d-- > 0;) {
@@ -158,7 +158,7 @@ void run_layout_node(const Graph& graph, const GraphNode& node, std::span<void* 
         const size_t chunk = graph.values[id].dims[axis] * inner * esize;
         auto* src = static_cast<const uint8_t*>(ptrs[id]);
         for (size_t o = 0; o < outer; ++o)
-          std::memcpy(out + o * row + column, src + o * chunk, chunk);
+          std::memmove(out + o * row + column, src + o * chunk, chunk);
         column += chunk;
       }
       return;

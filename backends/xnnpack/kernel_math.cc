@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "backends/xnnpack/kernel_nodes.h"
+#include "kernels/vector_math.h"
 #include "runtime/thread_pool.h"
 
 namespace et::xnn {
@@ -11,6 +12,13 @@ template <typename F>
 void map(const float* in, float* out, size_t n, F f) {
   ThreadPool::global().parallel_for(n, 16384, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) out[i] = f(in[i]);
+  });
+}
+
+// An array function of kernels/vector_math.h, split across threads.
+void map_array(const float* in, float* out, size_t n, void (*f)(const float*, float*, int64_t)) {
+  ThreadPool::global().parallel_for(n, 16384, [&](size_t begin, size_t end) {
+    f(in + begin, out + begin, static_cast<int64_t>(end - begin));
   });
 }
 
@@ -24,7 +32,7 @@ void run_math_node(const Graph& graph, const GraphNode& node, std::span<void* co
     case NodeType::kTanh:
       return map(in, out, n, [](float x) { return std::tanh(x); });
     case NodeType::kExp:
-      return map(in, out, n, [](float x) { return std::exp(x); });
+      return map_array(in, out, n, kernels::exp_array);
     case NodeType::kLog:
       return map(in, out, n, [](float x) { return std::log(x); });
     case NodeType::kSin:
@@ -32,9 +40,7 @@ void run_math_node(const Graph& graph, const GraphNode& node, std::span<void* co
     case NodeType::kCos:
       return map(in, out, n, [](float x) { return std::cos(x); });
     case NodeType::kGelu:
-      return map(in, out, n, [](float x) {
-        return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
-      });
+      return map_array(in, out, n, kernels::gelu_array);
     case NodeType::kReciprocalSquareRoot:
       return map(in, out, n, [](float x) { return 1.0f / std::sqrt(x); });
     default:

@@ -1,0 +1,14 @@
+// vector_math's loops compiled for avx512 (only called when the CPU has it).
+#include "kernels/vector_math_impl.h"
+
+namespace et::kernels::detail {
+
+void exp_array_avx512(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = exp_formula(x[i]);
+}
+
+void gelu_array_avx512(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = gelu_formula(x[i]);
+}
+
+}  // namespace et::kernels::detail

@@ -1,0 +1,85 @@
+// vector_math on every ISA this CPU has, against double-precision libm over a dense sweep
+// of inputs, plus the edges: underflow, overflow, infinities, NaN.
+#include "kernels/vector_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace et::kernels {
+namespace {
+
+std::vector<float> sweep(float lo, float hi, int count) {
+  std::vector<float> xs;
+  for (int i = 0; i <= count; ++i) xs.push_back(lo + (hi - lo) * static_cast<float>(i) / count);
+  for (float x : {0.0f, -0.0f, 0.4999999f, 0.5f, -0.5f, 1e-20f, -1e-20f, 3.5355339f, -3.5355339f})
+    xs.push_back(x);
+  return xs;
+}
+
+// Distance in units in the last place between a float and the double it should round to.
+double ulps(float got, double want) {
+  const float w = static_cast<float>(want);
+  const float spacing =
+      std::nextafter(std::abs(w), std::numeric_limits<float>::infinity()) - std::abs(w);
+  return std::abs(static_cast<double>(got) - want) / spacing;
+}
+
+TEST(VectorMath, ExpIsWithinTwoUlpsAndSaturates) {
+  const std::vector<float> xs = sweep(-87.0f, 88.0f, 200003);
+  for (CpuIsa isa : available_isas()) {
+    std::vector<float> ys(xs.size());
+    exp_array_on(isa, xs.data(), ys.data(), static_cast<int64_t>(xs.size()));
+    double worst = 0;
+    for (size_t i = 0; i < xs.size(); ++i)
+      worst = std::max(worst, ulps(ys[i], std::exp(double(xs[i]))));
+    EXPECT_LE(worst, 2.0) << isa_name(isa);
+    const float edges[] = {-88.0f,
+                           -1000.0f,
+                           -std::numeric_limits<float>::infinity(),
+                           89.0f,
+                           std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN()};
+    float out[6];
+    exp_array_on(isa, edges, out, 6);
+    EXPECT_EQ(out[0], 0.0f) << isa_name(isa);
+    EXPECT_EQ(out[1], 0.0f) << isa_name(isa);
+    EXPECT_EQ(out[2], 0.0f) << isa_name(isa);
+    EXPECT_TRUE(std::isinf(out[3]) && out[3] > 0) << isa_name(isa);
+    EXPECT_TRUE(std::isinf(out[4]) && out[4] > 0) << isa_name(isa);
+    EXPECT_TRUE(std::isnan(out[5])) << isa_name(isa);
+  }
+}
+
+TEST(VectorMath, GeluMatchesTheErfFormInDoublePrecision) {
+  const std::vector<float> xs = sweep(-20.0f, 20.0f, 400001);
+  for (CpuIsa isa : available_isas()) {
+    std::vector<float> ys(xs.size());
+    gelu_array_on(isa, xs.data(), ys.data(), static_cast<int64_t>(xs.size()));
+    double worst = 0;
+    float worst_x = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double x = xs[i];
+      const double want = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+      if (std::abs(want) < 1e-30) {
+        EXPECT_LE(std::abs(ys[i]), 1e-30) << isa_name(isa) << " x=" << x;
+        continue;
+      }
+      const double rel = std::abs(ys[i] - want) / std::abs(want);
+      if (rel > worst) worst = rel, worst_x = xs[i];
+    }
+    EXPECT_LE(worst, 5e-7) << isa_name(isa) << " at x=" << worst_x;
+    const float edges[] = {std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN()};
+    float out[3];
+    gelu_array_on(isa, edges, out, 3);
+    EXPECT_TRUE(std::isinf(out[0]) && out[0] > 0) << isa_name(isa);
+    EXPECT_TRUE(std::isnan(out[2])) << isa_name(isa);
+  }
+}
+
+}  // namespace
+}  // namespace et::kernels
