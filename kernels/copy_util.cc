@@ -24,6 +24,61 @@ void copy_line(const uint8_t* in, int64_t in_stride, uint8_t* out, int64_t out_s
   for (int64_t j = 0; j < n; ++j) o[j * out_stride] = i[j * in_stride];
 }
 
+// A transpose: out[a + b * out_b] = in[a * in_a + b] for a < na, b < nb (the output
+// contiguous along a, the input along b), in square tiles so the lines read along b
+// stay in cache while the tile's columns are written along a.
+template <typename T>
+void transpose_block(const uint8_t* in, int64_t in_a, uint8_t* out, int64_t out_b, int64_t na,
+                     int64_t nb) {
+  constexpr int64_t kTile = 16;
+  const auto* i = reinterpret_cast<const T*>(in);
+  auto* o = reinterpret_cast<T*>(out);
+  for (int64_t b0 = 0; b0 < nb; b0 += kTile) {
+    const int64_t b1 = b0 + kTile < nb ? b0 + kTile : nb;
+    for (int64_t a0 = 0; a0 < na; a0 += kTile) {
+      const int64_t a1 = a0 + kTile < na ? a0 + kTile : na;
+      for (int64_t b = b0; b < b1; ++b) {
+        for (int64_t a = a0; a < a1; ++a) o[a + b * out_b] = i[a * in_a + b];
+      }
+    }
+  }
+}
+
+// When the output runs along the innermost dim and the input along another one (`b`),
+// copies tile by tile (transpose_block) and returns true.
+bool copy_as_transpose(const Shape& s, const std::array<int64_t, kMaxRank>& ss,
+                       const std::array<int64_t, kMaxRank>& ds, const uint8_t* in, uint8_t* out,
+                       size_t elsize) {
+  const int inner = s.rank - 1;
+  if (ds[inner] != 1 || ss[inner] == 1) return false;
+  int b = -1;
+  for (int d = 0; d < inner; ++d) {
+    if (ss[d] == 1) b = d;
+  }
+  if (b < 0 || (elsize != 1 && elsize != 2 && elsize != 4 && elsize != 8)) return false;
+  Shape outer = s;
+  outer.sizes[inner] = 1;
+  outer.sizes[b] = 1;
+  const std::array<const int64_t*, 2> strides = {ss.data(), ds.data()};
+  const auto el = static_cast<int64_t>(elsize);
+  const int64_t na = s.sizes[inner], nb = s.sizes[b];
+  for_each_index<2>(outer, strides, [&](const std::array<int64_t, 2>& o) {
+    const uint8_t* from = in + o[0] * el;
+    uint8_t* to = out + o[1] * el;
+    switch (elsize) {
+      case 1:
+        return transpose_block<uint8_t>(from, ss[inner], to, ds[b], na, nb);
+      case 2:
+        return transpose_block<uint16_t>(from, ss[inner], to, ds[b], na, nb);
+      case 4:
+        return transpose_block<uint32_t>(from, ss[inner], to, ds[b], na, nb);
+      default:
+        return transpose_block<uint64_t>(from, ss[inner], to, ds[b], na, nb);
+    }
+  });
+  return true;
+}
+
 }  // namespace
 
 void strided_copy(const Shape& shape, const void* src, const int64_t* src_strides, void* dst,
@@ -59,6 +114,7 @@ void strided_copy(const Shape& shape, const void* src, const int64_t* src_stride
   const int inner = s.rank - 1;
   const int64_t n = s.sizes[inner];
   const bool runs = ss[inner] == 1 && ds[inner] == 1;
+  if (!runs && copy_as_transpose(s, ss, ds, in, out, elsize)) return;
   Shape outer = s;
   outer.sizes[inner] = 1;
   const std::array<const int64_t*, 2> strides = {ss.data(), ds.data()};

@@ -1,6 +1,6 @@
 // strided_copy, which every view-like kernel uses, against an element-by-element copy:
 // permutations (merged runs and single-element lines), size-one dims, reversed strides
-// (flip), every element size, and blocks that overlap.
+// (flip), transposes copied in tiles, every element size, and blocks that overlap.
 #include "kernels/copy_util.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +55,13 @@ TEST(StridedCopy, MatchesAnElementByElementCopy) {
     Shape transposed{{7, 5}, 2};
     const int64_t t_src[] = {1, 7}, t_dst[] = {5, 1};
     expect_same_as_elementwise(transposed, t_src, 0, t_dst, elsize);
+    // transposes larger than one tile, alone and under an outer dim (tiled copies)
+    Shape big{{37, 40}, 2};
+    const int64_t big_src[] = {1, 37}, big_dst[] = {40, 1};
+    expect_same_as_elementwise(big, big_src, 0, big_dst, elsize);
+    Shape batched{{3, 18, 20}, 3};
+    const int64_t batched_src[] = {360, 1, 18}, batched_dst[] = {360, 20, 1};
+    expect_same_as_elementwise(batched, batched_src, 0, batched_dst, elsize);
     // only size-one dims: one element
     Shape ones{{1, 1}, 2};
     const int64_t one_strides[] = {1, 1};
