@@ -23,8 +23,8 @@ Status gelu_out(KernelContext& ctx) {
   }
   if (mode != "none")
     return ctx.fail(fmt::format("approximate='{}' is not 'none' or 'tanh'", mode));
-  return unary_float_out(
-      ctx,
+  return unary_float_array_out(
+      ctx, gelu_array,
       [](auto x) {
         using T = decltype(x);
         return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(0.7071067811865476)));

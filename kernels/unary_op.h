@@ -11,6 +11,9 @@
 #include <cmath>
 
 #include "kernels/binary_op.h"
+#include "kernels/copy_util.h"
+#include "kernels/vector_math.h"
+#include "runtime/thread_pool.h"
 
 namespace et::kernels {
 
@@ -24,6 +27,28 @@ Status unary_float_out(KernelContext& ctx, F&& f, size_t out_index = 1) {
     return map_elementwise<double, double, 1>(ctx, {self}, *out, [&](double x) { return f(x); });
   }
   return map_elementwise<float, float, 1>(ctx, {self}, *out, [&](float x) { return f(x); });
+}
+
+// unary_float_out where float32 in and out of the same layout go through `array`, a
+// vectorised function of vector_math.h, split across threads; f computes the rest.
+template <typename F>
+Status unary_float_array_out(KernelContext& ctx, void (*array)(const float*, float*, int64_t),
+                             F&& f, size_t out_index = 1) {
+  ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
+  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(out_index));
+  if (self->dtype() == ScalarType::kFloat && out->dtype() == ScalarType::kFloat) {
+    ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape_of(*self)));
+    if (self->is_contiguous() && out->is_contiguous()) {
+      const float* x = self->data_as<const float>();
+      float* y = out->data_as<float>();
+      ThreadPool::global().parallel_for(
+          static_cast<size_t>(out->numel()), 16384, [&](size_t begin, size_t end) {
+            array(x + begin, y + begin, static_cast<int64_t>(end - begin));
+          });
+      return Status();
+    }
+  }
+  return unary_float_out(ctx, std::forward<F>(f), out_index);
 }
 
 // f is called with the compute type of the input's dtype (int64 for integers). Bool
@@ -54,4 +79,16 @@ Status unary_same_out(KernelContext& ctx, F&& f) {
   }                                                                            \
   ET_REGISTER_KERNEL(op_name, name##_out);                                     \
   }                                                                            \
+  }
+
+// The same for an op with a vectorised float32 form in vector_math.h:
+// ET_UNARY_FLOAT_ARRAY_OP(tanh, "aten::tanh.out", tanh_array, std::tanh(x))
+#define ET_UNARY_FLOAT_ARRAY_OP(name, op_name, array, expr)                                 \
+  namespace et::kernels {                                                                   \
+  namespace {                                                                               \
+  Status name##_out(KernelContext& ctx) {                                                   \
+    return unary_float_array_out(ctx, array, [](auto x) -> decltype(x) { return (expr); }); \
+  }                                                                                         \
+  ET_REGISTER_KERNEL(op_name, name##_out);                                                  \
+  }                                                                                         \
   }

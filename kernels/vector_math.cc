@@ -6,42 +6,42 @@ namespace et::kernels {
 namespace detail {
 
 #if ET_CPU_X86
-void exp_array_avx2(const float* x, float* y, int64_t n);
-void gelu_array_avx2(const float* x, float* y, int64_t n);
-void exp_array_avx512(const float* x, float* y, int64_t n);
-void gelu_array_avx512(const float* x, float* y, int64_t n);
+#define ET_DECLARE_ISA_ARRAYS(name)                            \
+  void name##_array_avx2(const float* x, float* y, int64_t n); \
+  void name##_array_avx512(const float* x, float* y, int64_t n);
+ET_DECLARE_ISA_ARRAYS(exp)
+ET_DECLARE_ISA_ARRAYS(gelu)
+ET_DECLARE_ISA_ARRAYS(tanh)
+ET_DECLARE_ISA_ARRAYS(sigmoid)
 #endif
 
 }  // namespace detail
 
-void exp_array_on(CpuIsa isa, const float* x, float* y, int64_t n) {
-  switch (isa) {
+// name_array_on(isa, ...) and name_array(...) for one function of vector_math.h.
 #if ET_CPU_X86
-    case CpuIsa::kAvx512:
-      return detail::exp_array_avx512(x, y, n);
-    case CpuIsa::kAvx2:
-      return detail::exp_array_avx2(x, y, n);
+#define ET_ISA_CASES(name)                       \
+  case CpuIsa::kAvx512:                          \
+    return detail::name##_array_avx512(x, y, n); \
+  case CpuIsa::kAvx2:                            \
+    return detail::name##_array_avx2(x, y, n);
+#else
+#define ET_ISA_CASES(name)
 #endif
-    default:
-      for (int64_t i = 0; i < n; ++i) y[i] = detail::exp_formula(x[i]);
+#define ET_DEFINE_ARRAY_FUNCTION(name)                                       \
+  void name##_array_on(CpuIsa isa, const float* x, float* y, int64_t n) {    \
+    switch (isa) {                                                           \
+      ET_ISA_CASES(name)                                                     \
+      default:                                                               \
+        for (int64_t i = 0; i < n; ++i) y[i] = detail::name##_formula(x[i]); \
+    }                                                                        \
+  }                                                                          \
+  void name##_array(const float* x, float* y, int64_t n) {                   \
+    name##_array_on(selected_isa(), x, y, n);                                \
   }
-}
 
-void gelu_array_on(CpuIsa isa, const float* x, float* y, int64_t n) {
-  switch (isa) {
-#if ET_CPU_X86
-    case CpuIsa::kAvx512:
-      return detail::gelu_array_avx512(x, y, n);
-    case CpuIsa::kAvx2:
-      return detail::gelu_array_avx2(x, y, n);
-#endif
-    default:
-      for (int64_t i = 0; i < n; ++i) y[i] = detail::gelu_formula(x[i]);
-  }
-}
-
-void exp_array(const float* x, float* y, int64_t n) { exp_array_on(selected_isa(), x, y, n); }
-
-void gelu_array(const float* x, float* y, int64_t n) { gelu_array_on(selected_isa(), x, y, n); }
+ET_DEFINE_ARRAY_FUNCTION(exp)
+ET_DEFINE_ARRAY_FUNCTION(gelu)
+ET_DEFINE_ARRAY_FUNCTION(tanh)
+ET_DEFINE_ARRAY_FUNCTION(sigmoid)
 
 }  // namespace et::kernels

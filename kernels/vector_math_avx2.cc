@@ -3,12 +3,14 @@
 
 namespace et::kernels::detail {
 
-void exp_array_avx2(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = exp_formula(x[i]);
-}
+#define ET_ARRAY_FUNCTION(name, formula)                        \
+  void name##_array_avx2(const float* x, float* y, int64_t n) { \
+    for (int64_t i = 0; i < n; ++i) y[i] = formula(x[i]);       \
+  }
 
-void gelu_array_avx2(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = gelu_formula(x[i]);
-}
+ET_ARRAY_FUNCTION(exp, exp_formula)
+ET_ARRAY_FUNCTION(gelu, gelu_formula)
+ET_ARRAY_FUNCTION(tanh, tanh_formula)
+ET_ARRAY_FUNCTION(sigmoid, sigmoid_formula)
 
 }  // namespace et::kernels::detail

@@ -81,5 +81,42 @@ TEST(VectorMath, GeluMatchesTheErfFormInDoublePrecision) {
   }
 }
 
+// The worst distance in ulps from double-precision `want` over a sweep, per ISA.
+template <typename Array, typename Want>
+void expect_within_ulps(const char* what, Array array_on, Want want, float lo, float hi,
+                        double max_ulps) {
+  const std::vector<float> xs = sweep(lo, hi, 400001);
+  for (CpuIsa isa : available_isas()) {
+    std::vector<float> ys(xs.size());
+    array_on(isa, xs.data(), ys.data(), static_cast<int64_t>(xs.size()));
+    double worst = 0;
+    float worst_x = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double u = ulps(ys[i], want(double(xs[i])));
+      if (u > worst) worst = u, worst_x = xs[i];
+    }
+    EXPECT_LE(worst, max_ulps) << what << " " << isa_name(isa) << " at x=" << worst_x;
+    const float edges[] = {std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), 1e-30f};
+    float out[4];
+    array_on(isa, edges, out, 4);
+    EXPECT_EQ(out[0], static_cast<float>(want(std::numeric_limits<double>::infinity())))
+        << what << " " << isa_name(isa);
+    EXPECT_EQ(out[1], static_cast<float>(want(-std::numeric_limits<double>::infinity())))
+        << what << " " << isa_name(isa);
+    EXPECT_TRUE(std::isnan(out[2])) << what << " " << isa_name(isa);
+    EXPECT_EQ(out[3], static_cast<float>(want(1e-30))) << what << " " << isa_name(isa);
+  }
+}
+
+TEST(VectorMath, TanhAndSigmoidAreWithinFourUlps) {
+  expect_within_ulps(
+      "tanh", tanh_array_on, [](double x) { return std::tanh(x); }, -12.0f, 12.0f, 4.0);
+  expect_within_ulps(
+      "sigmoid", sigmoid_array_on, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -80.0f,
+      30.0f, 4.0);
+}
+
 }  // namespace
 }  // namespace et::kernels

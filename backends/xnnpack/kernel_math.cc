@@ -30,7 +30,7 @@ void run_math_node(const Graph& graph, const GraphNode& node, std::span<void* co
   const size_t n = graph.values[node.outputs[0]].numel;
   switch (node.type) {
     case NodeType::kTanh:
-      return map(in, out, n, [](float x) { return std::tanh(x); });
+      return map_array(in, out, n, kernels::tanh_array);
     case NodeType::kExp:
       return map_array(in, out, n, kernels::exp_array);
     case NodeType::kLog:
