@@ -30,24 +30,55 @@ std::array<int64_t, kMaxRank> broadcast_strides(const Tensor& t, int out_rank);
 Status resize_output(const KernelContext& ctx, Tensor& out, const Shape& shape);
 
 // Visits every element of a tensor of `shape` in C (row-major) order, calling
-// f(offsets) with one element offset per stride set.
+// f(offsets) with one element offset per stride set. Size-one dims are dropped and
+// neighbouring dims merged where every stride set runs from one into the other (the
+// order of visits is unchanged), and the innermost dim is walked in a tight loop.
 template <size_t N, typename F>
 void for_each_index(const Shape& shape, const std::array<const int64_t*, N>& strides, F&& f) {
-  int64_t numel = 1;
-  for (int d = 0; d < shape.rank; ++d) numel *= shape.sizes[d];
-  if (numel == 0) return;
-  std::array<int64_t, kMaxRank> index{};
+  Shape s;
+  std::array<std::array<int64_t, kMaxRank>, N> st{};
+  for (int d = 0; d < shape.rank; ++d) {
+    if (shape.sizes[d] == 0) return;
+    if (shape.sizes[d] == 1) continue;
+    bool merges = s.rank > 0;
+    for (size_t k = 0; k < N && merges; ++k) {
+      merges = st[k][s.rank - 1] == strides[k][d] * shape.sizes[d];
+    }
+    if (merges) {
+      s.sizes[s.rank - 1] *= shape.sizes[d];
+      for (size_t k = 0; k < N; ++k) st[k][s.rank - 1] = strides[k][d];
+      continue;
+    }
+    s.sizes[s.rank] = shape.sizes[d];
+    for (size_t k = 0; k < N; ++k) st[k][s.rank] = strides[k][d];
+    ++s.rank;
+  }
   std::array<int64_t, N> offset{};
-  for (int64_t i = 0; i < numel; ++i) {
+  if (s.rank == 0) {
     f(offset);
-    for (int d = shape.rank - 1; d >= 0; --d) {
-      if (++index[d] < shape.sizes[d]) {
-        for (size_t k = 0; k < N; ++k) offset[k] += strides[k][d];
+    return;
+  }
+  const int inner = s.rank - 1;
+  const int64_t n = s.sizes[inner];
+  std::array<int64_t, N> step{};
+  for (size_t k = 0; k < N; ++k) step[k] = st[k][inner];
+  std::array<int64_t, kMaxRank> index{};
+  for (;;) {
+    for (int64_t j = 0; j < n; ++j) {
+      f(offset);
+      for (size_t k = 0; k < N; ++k) offset[k] += step[k];
+    }
+    for (size_t k = 0; k < N; ++k) offset[k] -= step[k] * n;
+    int d = inner - 1;
+    for (; d >= 0; --d) {
+      if (++index[d] < s.sizes[d]) {
+        for (size_t k = 0; k < N; ++k) offset[k] += st[k][d];
         break;
       }
-      for (size_t k = 0; k < N; ++k) offset[k] -= strides[k][d] * (shape.sizes[d] - 1);
+      for (size_t k = 0; k < N; ++k) offset[k] -= st[k][d] * (s.sizes[d] - 1);
       index[d] = 0;
     }
+    if (d < 0) return;
   }
 }
 

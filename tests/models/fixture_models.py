@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -78,7 +79,23 @@ def randn(*shape, seed: int, dtype=torch.float32) -> torch.Tensor:
     float16/bfloat16 (too coarse for random samples to stay distinct) a shuffled grid."""
     if dtype in (torch.float16, torch.bfloat16) and math.prod(shape) <= 256:
         return half_precision_distinct(math.prod(shape), "normal", seeded(seed)).reshape(shape).to(dtype)
-    return torch.randn(*shape, generator=seeded(seed)).to(dtype)
+    x = torch.randn(*shape, generator=seeded(seed)).to(dtype)
+    if x.numel() <= 65536:
+        x = nudge_repeats(x)
+    return x
+
+
+def nudge_repeats(x: torch.Tensor) -> torch.Tensor:
+    """x with every repeated value but its first occurrence moved up by one ulp, until all
+    differ (normal samples repeat by chance from a few thousand elements on)."""
+    flat = x.flatten().clone()
+    while True:
+        _, first = np.unique(flat.numpy(), return_index=True)
+        if first.size == flat.numel():
+            return flat.reshape(x.shape)
+        repeated = np.setdiff1d(np.arange(flat.numel()), first)
+        idx = torch.from_numpy(repeated)
+        flat[idx] = torch.nextafter(flat[idx], torch.full_like(flat[idx], float("inf")))
 
 
 def distinct_ints(*shape, seed: int, low: int = 0, dtype=torch.int64) -> torch.Tensor:
