@@ -5,7 +5,7 @@
 
 #include "backends/xnnpack/kernel_nodes.h"
 #include "backends/xnnpack/shapes.h"
-#include "kernels/dense.h"
+#include "kernels/sgemm.h"
 
 namespace et::xnn {
 namespace {
@@ -35,12 +35,6 @@ size_t broadcast_offset(size_t index, std::span<const size_t> out, std::span<con
   return offset;
 }
 
-void transpose(const float* in, size_t rows, size_t cols, float* out) {
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
-  }
-}
-
 void batch_matmul(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
   const auto& a_dims = graph.values[node.inputs[0]].dims;
   const auto& b_dims = graph.values[node.inputs[1]].dims;
@@ -52,19 +46,15 @@ void batch_matmul(const Graph& graph, const GraphNode& node, std::span<void* con
   const std::span<const size_t> a_batch(a_dims.data(), a_dims.size() - 2);
   const std::span<const size_t> b_batch(b_dims.data(), b_dims.size() - 2);
   const std::span<const size_t> y_batch(y_dims.data(), y_dims.size() - 2);
+  // b is [..., K, N], or [..., N, K] with the transpose flag: sgemm reads either layout.
   const bool tb = node.flags & kTransposeB;
-  std::vector<float> bt(tb ? k * n : 0);
   for (size_t i = 0, batches = product(y_batch); i < batches; ++i) {
     const float* a_i = a + broadcast_offset(i, y_batch, a_batch) * m * k;
     const float* b_i = b + broadcast_offset(i, y_batch, b_batch) * k * n;
-    if (tb) {
-      transpose(b_i, n, k, bt.data());
-      b_i = bt.data();
-    }
-    kernels::parallel_gemm<float>(static_cast<int64_t>(m), static_cast<int64_t>(n),
-                                  static_cast<int64_t>(k), a_i, static_cast<int64_t>(k), b_i,
-                                  static_cast<int64_t>(n), y + i * m * n, static_cast<int64_t>(n),
-                                  false);
+    kernels::parallel_sgemm({static_cast<int64_t>(m), static_cast<int64_t>(n),
+                             static_cast<int64_t>(k), a_i, static_cast<int64_t>(k), b_i,
+                             static_cast<int64_t>(tb ? k : n), tb, y + i * m * n,
+                             static_cast<int64_t>(n), false});
   }
 }
 
@@ -83,16 +73,16 @@ void attention(const Graph& graph, const GraphNode& node, std::span<void* const>
   const float* mask =
       node.inputs[4] == kNoValue ? nullptr : static_cast<const float*>(ptrs[node.inputs[4]]);
   auto* out = static_cast<float*>(ptrs[node.outputs[0]]);
-  std::vector<float> qs(t * d), kt(d * s), scores(t * s);
+  std::vector<float> qs(t * d), scores(t * s);
   for (size_t b = 0; b < batches; ++b) {
     const float* qb = q + b * t * d;
     for (size_t i = 0; i < t; ++i) {
       for (size_t c = 0; c < d; ++c) qs[i * d + c] = qb[i * d + c] * scale[c];
     }
-    transpose(k + b * s * d, s, d, kt.data());
-    kernels::gemm<float>(static_cast<int64_t>(t), static_cast<int64_t>(s), static_cast<int64_t>(d),
-                         qs.data(), static_cast<int64_t>(d), kt.data(), static_cast<int64_t>(s),
-                         scores.data(), static_cast<int64_t>(s), false);
+    // scores = qs k^T: k's rows [s, d] are B transposed.
+    kernels::sgemm({static_cast<int64_t>(t), static_cast<int64_t>(s), static_cast<int64_t>(d),
+                    qs.data(), static_cast<int64_t>(d), k + b * s * d, static_cast<int64_t>(d),
+                    true, scores.data(), static_cast<int64_t>(s), false});
     for (size_t i = 0; i < t; ++i) {
       float* row = scores.data() + i * s;
       if (mask) {
@@ -103,10 +93,10 @@ void attention(const Graph& graph, const GraphNode& node, std::span<void* const>
       for (size_t j = 0; j < s; ++j) sum += row[j] = std::exp(row[j] - peak);
       for (size_t j = 0; j < s; ++j) row[j] /= sum;
     }
-    kernels::gemm<float>(static_cast<int64_t>(t), static_cast<int64_t>(dv), static_cast<int64_t>(s),
-                         scores.data(), static_cast<int64_t>(s), v + b * s * dv,
-                         static_cast<int64_t>(dv), out + b * t * dv, static_cast<int64_t>(dv),
-                         false);
+    kernels::sgemm({static_cast<int64_t>(t), static_cast<int64_t>(dv), static_cast<int64_t>(s),
+                    scores.data(), static_cast<int64_t>(s), v + b * s * dv,
+                    static_cast<int64_t>(dv), false, out + b * t * dv, static_cast<int64_t>(dv),
+                    false});
   }
 }
 
