@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -177,9 +178,12 @@ Status CompiledGraph::plan() {
           "installed XNNPACK nor this runtime's kernels implement it",
           node_type_name(node.type), node.debug_handle, types));
     }
+    const uint32_t one[] = {n};
+    const bool parallel = xnnpack && run_work(graph_, one) >= options_.parallel_min_work;
     const bool extend = xnnpack && !steps_.empty() && steps_.back().on_xnnpack &&
+                        steps_.back().parallel == parallel &&
                         options_.partitioning == Partitioning::kMaximalRuns;
-    if (!extend) steps_.push_back(PlanStep{xnnpack, {}, {}});
+    if (!extend) steps_.push_back(PlanStep{xnnpack, {}, {}, parallel});
     steps_.back().nodes.push_back(n);
     for (uint32_t id : node.outputs) {
       if (written[id]) {
@@ -266,15 +270,48 @@ Result<CompiledGraph::ReplicaPtr> CompiledGraph::make_replica() const {
       replica->ptrs[staged_[i]] = static_cast<uint8_t*>(replica->arena.get()) + offsets[i];
     }
   }
-  pthreadpool_t threads = activation_bytes_ >= options_.parallel_min_bytes && !kThreadSanitizer
-                              ? ThreadPool::global().native()
-                              : nullptr;
   for (const PlanStep& step : steps_) {
     if (!step.on_xnnpack) continue;
+    pthreadpool_t threads =
+        step.parallel && !kThreadSanitizer ? ThreadPool::global().native() : nullptr;
     ET_ASSIGN_OR_RETURN(XnnRun run, XnnRun::create(graph_, step.nodes, step.boundary, threads));
     replica->runs.push_back(std::move(run));
   }
   return replica;
+}
+
+size_t run_work(const Graph& graph, std::span<const uint32_t> nodes) {
+  size_t work = 0;
+  auto add = [&work](size_t outputs, size_t depth) {
+    const size_t cost = depth != 0 && outputs > SIZE_MAX / depth ? SIZE_MAX : outputs * depth;
+    work = cost > SIZE_MAX - work ? SIZE_MAX : work + cost;
+  };
+  for (uint32_t n : nodes) {
+    const GraphNode& node = graph.nodes[n];
+    if (node.outputs.empty()) continue;
+    const GraphValue& out = graph.values[node.outputs[0]];
+    size_t depth = 1;
+    switch (node.type) {
+      case NodeType::kConv2d:
+      case NodeType::kDepthwiseConv2d:
+      case NodeType::kConvTranspose2d:
+      case NodeType::kFullyConnected: {
+        const GraphValue& filter = graph.values[node.inputs[1]];
+        const size_t channels = out.dims.empty() ? 1 : out.dims.back();
+        depth = channels == 0 ? 0 : filter.numel / channels;
+        break;
+      }
+      case NodeType::kBatchMatrixMultiply: {
+        const GraphValue& a = graph.values[node.inputs[0]];
+        depth = a.dims.empty() ? 1 : a.dims.back();
+        break;
+      }
+      default:
+        break;
+    }
+    add(out.numel, depth);
+  }
+  return work;
 }
 
 size_t CompiledGraph::replicas() const {

@@ -37,15 +37,24 @@ struct CompileOptions {
   // beyond this many the least recently used is dropped (each holds its own packed
   // weights: the installed XNNPACK cannot reshape a runtime or share weights).
   size_t max_shapes = 8;
-  // Graphs with fewer activation bytes than this run XNNPACK on the calling thread:
-  // waking the pool costs more than it saves on tiny operators.
-  size_t parallel_min_bytes = size_t{1} << 20;
+  // XNNPACK nodes with less work than this (run_work(), about multiply-adds) run on the
+  // calling thread: waking the pool costs more than it saves on small operators. A run
+  // of XNNPACK nodes is split where this changes, so each runtime either has the pool
+  // or does not.
+  size_t parallel_min_work = size_t{1} << 17;
 };
+
+// The work of running `nodes` of `graph`, about multiply-adds: each output element costs
+// the depth of its dot product (a filter's elements per output channel for convolutions
+// and FullyConnected, the shared dim for batch matrix products), or one for the other
+// nodes.
+size_t run_work(const Graph& graph, std::span<const uint32_t> nodes);
 
 struct PlanStep {
   bool on_xnnpack = false;
   std::vector<uint32_t> nodes;     // indices into graph.nodes
   std::vector<uint32_t> boundary;  // XNNPACK steps: value ids bound by the caller
+  bool parallel = false;           // XNNPACK steps: its runtime gets the thread pool
 };
 
 class CompiledGraph {

@@ -210,6 +210,10 @@ xnn::CompileOptions options_from_environment() {
     const long n = std::strtol(r, nullptr, 10);
     if (n > 0) options.max_replicas = static_cast<size_t>(n);
   }
+  if (const char* w = std::getenv("ET_XNNPACK_PARALLEL_MIN_WORK")) {
+    const long long v = std::strtoll(w, nullptr, 10);
+    if (v >= 0) options.parallel_min_work = static_cast<size_t>(v);
+  }
   return options;
 }
 
