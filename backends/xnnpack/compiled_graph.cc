@@ -141,6 +141,35 @@ Result<std::shared_ptr<const CompiledGraph>> CompiledGraph::for_input_dims(
   return std::shared_ptr<const CompiledGraph>(std::move(compiled));
 }
 
+std::vector<bool> CompiledGraph::parallel_nodes(const std::vector<bool>& on_xnnpack) const {
+  const size_t count = graph_.nodes.size();
+  std::vector<bool> big(count, false);
+  for (uint32_t n = 0; n < count; ++n) {
+    const uint32_t one[] = {n};
+    big[n] = on_xnnpack[n] && run_work(graph_, one) >= options_.parallel_min_work;
+  }
+  // A short stretch of small nodes (a residual add, an activation) next to large ones in
+  // the same run goes with them: another runtime would cost a boundary buffer and its
+  // own workspace for less than it saves. Only longer stretches run on the caller.
+  constexpr size_t kMinSerialStretch = 4;
+  std::vector<bool> parallel = big;
+  for (size_t begin = 0; begin < count;) {
+    if (!on_xnnpack[begin] || big[begin]) {
+      ++begin;
+      continue;
+    }
+    size_t end = begin;
+    while (end < count && on_xnnpack[end] && !big[end]) ++end;
+    const bool big_before = begin > 0 && big[begin - 1];
+    const bool big_after = end < count && big[end];
+    if ((big_before || big_after) && end - begin < kMinSerialStretch) {
+      for (size_t n = begin; n < end; ++n) parallel[n] = true;
+    }
+    begin = end;
+  }
+  return parallel;
+}
+
 Status CompiledGraph::plan() {
   const size_t nvalues = graph_.values.size();
   for (const GraphValue& v : graph_.values) {
@@ -151,7 +180,7 @@ Status CompiledGraph::plan() {
         fmt::format("XNNPACK graph needs {} bytes of activations, over the limit of {}",
                     activation_bytes_, options_.max_activation_bytes));
   }
-  std::vector<bool> written(nvalues, false);
+  std::vector<bool> written(nvalues, false), on_xnnpack(graph_.nodes.size(), false);
   for (uint32_t id : graph_.externals) {
     if (graph_.values[id].flags & kExternalInput) written[id] = true;
   }
@@ -178,13 +207,7 @@ Status CompiledGraph::plan() {
           "installed XNNPACK nor this runtime's kernels implement it",
           node_type_name(node.type), node.debug_handle, types));
     }
-    const uint32_t one[] = {n};
-    const bool parallel = xnnpack && run_work(graph_, one) >= options_.parallel_min_work;
-    const bool extend = xnnpack && !steps_.empty() && steps_.back().on_xnnpack &&
-                        steps_.back().parallel == parallel &&
-                        options_.partitioning == Partitioning::kMaximalRuns;
-    if (!extend) steps_.push_back(PlanStep{xnnpack, {}, {}, parallel});
-    steps_.back().nodes.push_back(n);
+    on_xnnpack[n] = xnnpack;
     for (uint32_t id : node.outputs) {
       if (written[id]) {
         return invalid_program(
@@ -200,6 +223,14 @@ Status CompiledGraph::plan() {
       return invalid_program(
           fmt::format("XNNPACK output value {} is never written", graph_.externals[i]));
     }
+  }
+  const std::vector<bool> parallel = parallel_nodes(on_xnnpack);
+  for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
+    const bool extend = on_xnnpack[n] && !steps_.empty() && steps_.back().on_xnnpack &&
+                        steps_.back().parallel == parallel[n] &&
+                        options_.partitioning == Partitioning::kMaximalRuns;
+    if (!extend) steps_.push_back(PlanStep{on_xnnpack[n], {}, {}, parallel[n]});
+    steps_.back().nodes.push_back(n);
   }
 
   // Values read by a step other than their writer's, touched by kernel steps, or read

@@ -40,7 +40,7 @@ struct CompileOptions {
   // XNNPACK nodes with less work than this (run_work(), about multiply-adds) run on the
   // calling thread: waking the pool costs more than it saves on small operators. A run
   // of XNNPACK nodes is split where this changes, so each runtime either has the pool
-  // or does not.
+  // or does not; fewer than 4 small nodes next to large ones go with the large ones.
   size_t parallel_min_work = size_t{1} << 17;
 };
 
@@ -99,6 +99,8 @@ class CompiledGraph {
 
   CompiledGraph(Graph graph, const CompileOptions& options);
   Status plan();
+  // Which nodes run on a runtime with the thread pool (CompileOptions::parallel_min_work).
+  std::vector<bool> parallel_nodes(const std::vector<bool>& on_xnnpack) const;
   Result<ReplicaPtr> make_replica() const;
   Result<ReplicaPtr> acquire() const;
   void release(ReplicaPtr replica) const;

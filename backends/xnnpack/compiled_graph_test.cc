@@ -615,45 +615,56 @@ TEST(Plan, MaximalRunsAndNodeByNodeAgree) {
   expect_near(run(*nodes->graph, {x})[0], want, 1e-5f);
 }
 
-// FullyConnected [64, 64] x [64, 64]: 262144 multiply-adds; the Add between two of them:
-// 4096. With the threshold between, the run splits into threaded | calling thread |
-// threaded runtimes, and computes what one runtime computes.
-TEST(Plan, ThreadsOnlyForNodesWithEnoughWork) {
-  auto build = [](Floats& w) {
-    PayloadBuilder b;
-    const uint32_t in = b.input({64, 64});
-    const uint32_t out = b.output({64, 64});
-    const uint32_t h1 = b.internal({64, 64}), h2 = b.internal({64, 64});
-    w = sample(64 * 64, false, 0.05f);
-    const uint32_t wid = b.constant({64, 64}, w);
-    b.fully_connected(in, wid, kNoValue, h1);
-    b.binary(NodeType::kAdd, h1, in, h2);
-    b.fully_connected(h2, wid, kNoValue, out);
-    return b;
-  };
-  Floats w;
-  PayloadBuilder split_builder = build(w), whole_builder = build(w);
-  CompileOptions split_options;
-  split_options.parallel_min_work = 100000;
-  auto split = compile(split_builder, split_options);
-  ASSERT_TRUE(split.ok()) << split.status().to_string();
-  CompileOptions whole_options;
-  whole_options.parallel_min_work = SIZE_MAX;
-  auto whole = compile(whole_builder, whole_options);
-  ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+// FullyConnected [64, 64] x [64, 64]: 262144 multiply-adds; each Add between two of
+// them: 4096. With the threshold between: one Add goes with the FullyConnected nodes
+// (one threaded runtime); four make a stretch of their own on the calling thread
+// (threaded | calling thread | threaded). Either computes what one runtime computes.
+PayloadBuilder fc_adds_fc(const Floats& w, int adds) {
+  PayloadBuilder b;
+  const uint32_t in = b.input({64, 64});
+  const uint32_t out = b.output({64, 64});
+  const uint32_t wid = b.constant({64, 64}, w);
+  uint32_t h = b.internal({64, 64});
+  b.fully_connected(in, wid, kNoValue, h);
+  for (int i = 0; i < adds; ++i) {
+    const uint32_t next = b.internal({64, 64});
+    b.binary(NodeType::kAdd, h, in, next);
+    h = next;
+  }
+  b.fully_connected(h, wid, kNoValue, out);
+  return b;
+}
 
-  const uint32_t fc[] = {0}, add[] = {1};
-  EXPECT_EQ(run_work(split->graph->graph(), fc), 64u * 64u * 64u);
-  EXPECT_EQ(run_work(split->graph->graph(), add), 64u * 64u);
-  const auto& steps = split->graph->steps();
-  ASSERT_EQ(steps.size(), 3u);
-  EXPECT_TRUE(steps[0].parallel);
-  EXPECT_FALSE(steps[1].parallel);
-  EXPECT_TRUE(steps[2].parallel);
-  ASSERT_EQ(whole->graph->steps().size(), 1u);
-  EXPECT_FALSE(whole->graph->steps()[0].parallel);
-  const Floats x = sample(64 * 64);
-  expect_near(run(*split->graph, {x})[0], run(*whole->graph, {x})[0], 1e-5f);
+TEST(Plan, ThreadsOnlyForNodesWithEnoughWork) {
+  const Floats w = sample(64 * 64, false, 0.05f);
+  CompileOptions split_options, serial_options;
+  split_options.parallel_min_work = 100000;
+  serial_options.parallel_min_work = SIZE_MAX;
+  for (int adds : {1, 4}) {
+    PayloadBuilder split_builder = fc_adds_fc(w, adds), serial_builder = fc_adds_fc(w, adds);
+    auto split = compile(split_builder, split_options);
+    ASSERT_TRUE(split.ok()) << split.status().to_string();
+    auto serial = compile(serial_builder, serial_options);
+    ASSERT_TRUE(serial.ok()) << serial.status().to_string();
+    const uint32_t fc[] = {0}, add[] = {1};
+    EXPECT_EQ(run_work(split->graph->graph(), fc), 64u * 64u * 64u);
+    EXPECT_EQ(run_work(split->graph->graph(), add), 64u * 64u);
+    const auto& steps = split->graph->steps();
+    if (adds == 1) {
+      ASSERT_EQ(steps.size(), 1u);
+      EXPECT_TRUE(steps[0].parallel);
+    } else {
+      ASSERT_EQ(steps.size(), 3u);
+      EXPECT_TRUE(steps[0].parallel);
+      EXPECT_FALSE(steps[1].parallel);
+      EXPECT_EQ(steps[1].nodes.size(), 4u);
+      EXPECT_TRUE(steps[2].parallel);
+    }
+    ASSERT_EQ(serial->graph->steps().size(), 1u);
+    EXPECT_FALSE(serial->graph->steps()[0].parallel);
+    const Floats x = sample(64 * 64);
+    expect_near(run(*split->graph, {x})[0], run(*serial->graph, {x})[0], 1e-5f);
+  }
 }
 
 TEST(Replicas, ConcurrentRunsShareAtMostTheLimit) {
