@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "kernels/dense.h"
+#include "kernels/vector_math.h"
 #include "runtime/thread_pool.h"
 
 namespace et::kernels {
@@ -71,6 +72,12 @@ Status native_layer_norm_out(KernelContext& ctx) {
     const auto grain =
         static_cast<size_t>(std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)));
     ThreadPool::global().parallel_for(static_cast<size_t>(outer), grain, [&](size_t r0, size_t r1) {
+      if constexpr (std::is_same_v<T, float>) {  // vectorised for the CPU (vector_math.h)
+        const auto first = static_cast<int64_t>(r0);
+        layer_norm_rows(x + first * inner, static_cast<int64_t>(r1 - r0), inner, w, b, eps,
+                        y + first * inner, means + first, rstds + first);
+        return;
+      }
       for (auto r = static_cast<int64_t>(r0); r < static_cast<int64_t>(r1); ++r) {
         const T* src = x + r * inner;
         const double mean =

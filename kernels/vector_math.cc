@@ -13,6 +13,10 @@ ET_DECLARE_ISA_ARRAYS(exp)
 ET_DECLARE_ISA_ARRAYS(gelu)
 ET_DECLARE_ISA_ARRAYS(tanh)
 ET_DECLARE_ISA_ARRAYS(sigmoid)
+void layer_norm_rows_avx2(const float* x, int64_t rows, int64_t n, const float* w, const float* b,
+                          double eps, float* y, float* means, float* rstds);
+void layer_norm_rows_avx512(const float* x, int64_t rows, int64_t n, const float* w, const float* b,
+                            double eps, float* y, float* means, float* rstds);
 #endif
 
 }  // namespace detail
@@ -43,5 +47,26 @@ ET_DEFINE_ARRAY_FUNCTION(exp)
 ET_DEFINE_ARRAY_FUNCTION(gelu)
 ET_DEFINE_ARRAY_FUNCTION(tanh)
 ET_DEFINE_ARRAY_FUNCTION(sigmoid)
+
+void layer_norm_rows_on(CpuIsa isa, const float* x, int64_t rows, int64_t n, const float* w,
+                        const float* b, double eps, float* y, float* means, float* rstds) {
+  switch (isa) {
+#if ET_CPU_X86
+    case CpuIsa::kAvx512:
+      return detail::layer_norm_rows_avx512(x, rows, n, w, b, eps, y, means, rstds);
+    case CpuIsa::kAvx2:
+      return detail::layer_norm_rows_avx2(x, rows, n, w, b, eps, y, means, rstds);
+#endif
+    default:
+      for (int64_t r = 0; r < rows; ++r) {
+        detail::layer_norm_row(x + r * n, n, w, b, eps, y + r * n, means + r, rstds + r);
+      }
+  }
+}
+
+void layer_norm_rows(const float* x, int64_t rows, int64_t n, const float* w, const float* b,
+                     double eps, float* y, float* means, float* rstds) {
+  layer_norm_rows_on(selected_isa(), x, rows, n, w, b, eps, y, means, rstds);
+}
 
 }  // namespace et::kernels

@@ -13,4 +13,11 @@ ET_ARRAY_FUNCTION(gelu, gelu_formula)
 ET_ARRAY_FUNCTION(tanh, tanh_formula)
 ET_ARRAY_FUNCTION(sigmoid, sigmoid_formula)
 
+void layer_norm_rows_avx512(const float* x, int64_t rows, int64_t n, const float* w, const float* b,
+                            double eps, float* y, float* means, float* rstds) {
+  for (int64_t r = 0; r < rows; ++r) {
+    layer_norm_row(x + r * n, n, w, b, eps, y + r * n, means + r, rstds + r);
+  }
+}
+
 }  // namespace et::kernels::detail

@@ -94,5 +94,50 @@ inline float gelu_formula(float x) {
   return select(a < 0.5f, near_zero, far);
 }
 
+// One row of layer norm: mean and 1/std of x[0..n) (sums in double, in 8 interleaved
+// lanes so they vectorise without reordering), then y = (x - mean) / std * w + b.
+inline void layer_norm_row(const float* x, int64_t n, const float* w, const float* b, double eps,
+                           float* y, float* mean_out, float* rstd_out) {
+  constexpr int64_t kLanes = 8;
+  const int64_t main = n / kLanes * kLanes;
+  double lanes[kLanes] = {};
+  for (int64_t i = 0; i < main; i += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += static_cast<double>(x[i + l]);
+  }
+  double sum = 0;
+  for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+  for (int64_t i = main; i < n; ++i) sum += static_cast<double>(x[i]);
+  const double mean = sum / static_cast<double>(n);
+  double squares[kLanes] = {};
+  for (int64_t i = 0; i < main; i += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) {
+      const double d = static_cast<double>(x[i + l]) - mean;
+      squares[l] += d * d;
+    }
+  }
+  double sq = 0;
+  for (int64_t l = 0; l < kLanes; ++l) sq += squares[l];
+  for (int64_t i = main; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - mean;
+    sq += d * d;
+  }
+  const double rstd = 1.0 / __builtin_sqrt(sq / static_cast<double>(n) + eps);
+  // The affine forms in loops of their own: a null w or b is never read.
+  auto normalized = [&](int64_t i) {
+    return static_cast<float>((static_cast<double>(x[i]) - mean) * rstd);
+  };
+  if (w != nullptr && b != nullptr) {
+    for (int64_t i = 0; i < n; ++i) y[i] = normalized(i) * w[i] + b[i];
+  } else if (w != nullptr) {
+    for (int64_t i = 0; i < n; ++i) y[i] = normalized(i) * w[i];
+  } else if (b != nullptr) {
+    for (int64_t i = 0; i < n; ++i) y[i] = normalized(i) + b[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = normalized(i);
+  }
+  *mean_out = static_cast<float>(mean);
+  *rstd_out = static_cast<float>(rstd);
+}
+
 }  // namespace
 }  // namespace et::kernels::detail

@@ -118,5 +118,39 @@ TEST(VectorMath, TanhAndSigmoidAreWithinFourUlps) {
       30.0f, 4.0);
 }
 
+// Layer norm rows on every ISA against a double-precision computation, with and without
+// weight and bias, and rows whose length is not a multiple of the 8 sum lanes.
+TEST(VectorMath, LayerNormRowsMatchDoublePrecision) {
+  for (int64_t n : {1, 7, 8, 64, 131}) {
+    const int64_t rows = 3;
+    std::vector<float> x(static_cast<size_t>(rows * n)), w(static_cast<size_t>(n)),
+        b(static_cast<size_t>(n));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 3.0f * std::sin(0.7f * i) + 0.5f;
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 1.0f + 0.1f * std::cos(0.3f * i), b[i] = 0.01f * i;
+    for (CpuIsa isa : available_isas()) {
+      for (bool affine : {false, true}) {
+        std::vector<float> y(x.size()), means(rows), rstds(rows);
+        layer_norm_rows_on(isa, x.data(), rows, n, affine ? w.data() : nullptr,
+                           affine ? b.data() : nullptr, 1e-5, y.data(), means.data(), rstds.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          double mean = 0, sq = 0;
+          for (int64_t i = 0; i < n; ++i) mean += x[r * n + i];
+          mean /= n;
+          for (int64_t i = 0; i < n; ++i) sq += (x[r * n + i] - mean) * (x[r * n + i] - mean);
+          const double rstd = 1.0 / std::sqrt(sq / n + 1e-5);
+          EXPECT_NEAR(means[r], mean, 1e-6) << isa_name(isa);
+          EXPECT_NEAR(rstds[r], rstd, 1e-6 * rstd) << isa_name(isa);
+          for (int64_t i = 0; i < n; ++i) {
+            const double want =
+                (x[r * n + i] - mean) * rstd * (affine ? w[i] : 1.0) + (affine ? b[i] : 0.0);
+            EXPECT_NEAR(y[r * n + i], want, 2e-6 * (1 + std::abs(want)))
+                << isa_name(isa) << " n=" << n << " affine=" << affine << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace et::kernels

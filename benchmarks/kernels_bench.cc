@@ -1,0 +1,137 @@
+// The CPU math kernels by ISA, beside their plain alternatives: sgemm on every ISA the
+// CPU has against a plain triple loop, vector_math's functions against libm, and a
+// transpose through strided_copy. Google Benchmark; run after scripts/build:
+//
+//   build/benchmarks/kernels-bench [--benchmark_filter=Sgemm]
+//
+// Timings only (no assertions): the kernels' correctness is kernels/*_test.cc's.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/copy_util.h"
+#include "kernels/sgemm.h"
+#include "kernels/vector_math.h"
+
+namespace et::kernels {
+namespace {
+
+std::vector<float> values(size_t n, float scale = 1.0f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.37f * static_cast<float>(i) + 0.1f);
+  return v;
+}
+
+// C[m, n] = A[m, k] W[n, k]^T, as a linear layer multiplies.
+void plain_linear(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> a = values(m * k), w = values(n * k);
+  std::vector<float> c(m * n);
+  for (auto _ : state) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        float s = 0;
+        for (int64_t p = 0; p < k; ++p) s += a[i * k + p] * w[j * k + p];
+        c[i * n + j] = s;
+      }
+    }
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+void sgemm_linear(benchmark::State& state, CpuIsa isa) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> a = values(m * k), w = values(n * k);
+  std::vector<float> c(m * n);
+  for (auto _ : state) {
+    sgemm_on(isa, {m, n, k, a.data(), k, w.data(), k, true, c.data(), n, false});
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+// Decode step, attention-sized, a ViT MLP, a large square.
+void gemm_shapes(benchmark::internal::Benchmark* b) {
+  for (auto s : std::vector<std::vector<int64_t>>{
+           {1, 2048, 512}, {17, 17, 64}, {65, 384, 96}, {256, 256, 256}}) {
+    b->Args(s);
+  }
+}
+
+void libm_gelu(benchmark::State& state) {
+  const std::vector<float> x = values(state.range(0), 4.0f);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678f));
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+void libm_tanh(benchmark::State& state) {
+  const std::vector<float> x = values(state.range(0), 4.0f);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    for (size_t i = 0; i < x.size(); ++i) y[i] = std::tanh(x[i]);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+void array_function(benchmark::State& state, void (*f)(CpuIsa, const float*, float*, int64_t),
+                    CpuIsa isa) {
+  const std::vector<float> x = values(state.range(0), 4.0f);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    f(isa, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+// [rows, cols] -> [cols, rows], float: a weight permute or a KV-cache transpose.
+void transpose_copy(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  const std::vector<float> in = values(rows * cols);
+  std::vector<float> out(in.size());
+  const Shape shape{{cols, rows}, 2};
+  const int64_t src[] = {1, cols}, dst[] = {rows, 1};
+  for (auto _ : state) {
+    strided_copy(shape, in.data(), src, out.data(), dst, sizeof(float));
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * rows * cols * 4);
+}
+
+int register_all() {
+  benchmark::RegisterBenchmark("Linear/plain_loops", plain_linear)->Apply(gemm_shapes);
+  for (CpuIsa isa : available_isas()) {
+    const std::string name = isa_name(isa);
+    benchmark::RegisterBenchmark(("Linear/sgemm_" + name).c_str(), sgemm_linear, isa)
+        ->Apply(gemm_shapes);
+    benchmark::RegisterBenchmark(("Gelu/" + name).c_str(), array_function, gelu_array_on, isa)
+        ->Arg(65536);
+    benchmark::RegisterBenchmark(("Tanh/" + name).c_str(), array_function, tanh_array_on, isa)
+        ->Arg(65536);
+  }
+  benchmark::RegisterBenchmark("Gelu/libm", libm_gelu)->Arg(65536);
+  benchmark::RegisterBenchmark("Tanh/libm", libm_tanh)->Arg(65536);
+  benchmark::RegisterBenchmark("StridedCopy/transpose", transpose_copy)
+      ->Args({256, 1024})
+      ->Args({64, 4096});
+  return 0;
+}
+
+const int registered = register_all();
+
+}  // namespace
+}  // namespace et::kernels
+
+BENCHMARK_MAIN();
