@@ -7,6 +7,9 @@
 // operations whatever the thread split (its k products summed in order, block by block),
 // so a call gives the same bits every time on one machine. Different ISAs differ in the
 // last bits (FMA rounds once). The ISA is cpu_isa.h's selected_isa().
+//
+// Memory: each thread that runs a product keeps its packing buffer for the next call,
+// at most about 1.2 MB (a 256 x 1024 panel of B and a 256 x 128 panel of A).
 #pragma once
 
 #include <cstdint>
