@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "kernels/dense.h"
 #include "kernels/vector_math.h"
@@ -13,21 +12,6 @@
 
 namespace et::kernels {
 namespace {
-
-// sum of term(i) for i < n in 8 interleaved double partial sums, then the lanes in order.
-template <typename F>
-double lane_sum(int64_t n, F term) {
-  constexpr int64_t kLanes = 8;
-  double lanes[kLanes] = {};
-  const int64_t main = n / kLanes * kLanes;
-  for (int64_t i = 0; i < main; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += term(i + l);
-  }
-  double sum = 0;
-  for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
-  for (int64_t i = main; i < n; ++i) sum += term(i);
-  return sum;
-}
 
 Status native_layer_norm_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const Tensor* input, ctx.input(0));
@@ -67,34 +51,13 @@ Status native_layer_norm_out(KernelContext& ctx) {
     ET_ASSIGN_OR_RETURN(T * y, dense_result<T>(ctx, *out));
     ET_ASSIGN_OR_RETURN(T * means, dense_result<T>(ctx, *mean_out));
     ET_ASSIGN_OR_RETURN(T * rstds, dense_result<T>(ctx, *rstd_out));
-    // Rows across threads (each row alone, so the split does not change a bit); each
-    // row's sums in double, in kLanes interleaved partial sums the compiler vectorises.
+    // Rows across threads (each row alone, so the split does not change a bit).
     const auto grain =
         static_cast<size_t>(std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)));
     ThreadPool::global().parallel_for(static_cast<size_t>(outer), grain, [&](size_t r0, size_t r1) {
-      if constexpr (std::is_same_v<T, float>) {  // vectorised for the CPU (vector_math.h)
-        const auto first = static_cast<int64_t>(r0);
-        layer_norm_rows(x + first * inner, static_cast<int64_t>(r1 - r0), inner, w, b, eps,
-                        y + first * inner, means + first, rstds + first);
-        return;
-      }
-      for (auto r = static_cast<int64_t>(r0); r < static_cast<int64_t>(r1); ++r) {
-        const T* src = x + r * inner;
-        const double mean =
-            lane_sum(inner, [&](int64_t i) { return double(src[i]); }) / static_cast<double>(inner);
-        const double sq = lane_sum(inner, [&](int64_t i) {
-          const double d = src[i] - mean;
-          return d * d;
-        });
-        const double rstd = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
-        T* dst = y + r * inner;
-        for (int64_t i = 0; i < inner; ++i) {
-          const T v = static_cast<T>((src[i] - mean) * rstd);
-          dst[i] = v * (w ? w[i] : T(1)) + (b ? b[i] : T(0));
-        }
-        means[r] = static_cast<T>(mean);
-        rstds[r] = static_cast<T>(rstd);
-      }
+      const auto first = static_cast<int64_t>(r0);
+      layer_norm_rows(x + first * inner, static_cast<int64_t>(r1 - r0), inner, w, b, eps,
+                      y + first * inner, means + first, rstds + first);
     });
     ET_RETURN_IF_ERROR(store_dense<T>(ctx, means, *mean_out));
     ET_RETURN_IF_ERROR(store_dense<T>(ctx, rstds, *rstd_out));

@@ -81,7 +81,6 @@ void pack_a(const SgemmArgs& g, int64_t ic, int64_t mc, int64_t pc, int64_t kc, 
   }
 }
 
-template <class K>
 void zero_or_keep(const SgemmArgs& g) {
   if (g.accumulate) return;
   for (int64_t i = 0; i < g.m; ++i) {
@@ -109,7 +108,7 @@ template <class K>
 void blocked_sgemm(const SgemmArgs& g, bool rows_path) {
   constexpr int64_t MR = K::kMr, NR = K::kNr;
   if (g.m <= 0 || g.n <= 0) return;
-  if (g.k <= 0) return zero_or_keep<K>(g);
+  if (g.k <= 0) return zero_or_keep(g);
   if (rows_path) return by_rows<K>(g);
   const int64_t kc_max = lesser<int64_t>(K::kKc, g.k);
   const int64_t nc_max = lesser<int64_t>(K::kNc, round_up(g.n, NR));

@@ -109,6 +109,7 @@ TEST(Sgemm, EmptyDepthGivesZerosOrLeavesCAlone) {
 // Every row and column is computed the same way wherever a thread's share begins, so a
 // product split across threads, or computed in pieces, gives the bits of one call.
 TEST(Sgemm, ThreadSplitsGiveTheSameBits) {
+  const size_t threads_before = ThreadPool::global().threads();
   ThreadPool::global().set_threads(3);
   for (int64_t m : {2, 3, 50, 300}) {
     for (bool transposed : {false, true}) {
@@ -131,7 +132,7 @@ TEST(Sgemm, ThreadSplitsGiveTheSameBits) {
       }
     }
   }
-  ThreadPool::global().set_threads(1);
+  ThreadPool::global().set_threads(threads_before);
 }
 
 }  // namespace

@@ -69,4 +69,11 @@ void layer_norm_rows(const float* x, int64_t rows, int64_t n, const float* w, co
   layer_norm_rows_on(selected_isa(), x, rows, n, w, b, eps, y, means, rstds);
 }
 
+void layer_norm_rows(const double* x, int64_t rows, int64_t n, const double* w, const double* b,
+                     double eps, double* y, double* means, double* rstds) {
+  for (int64_t r = 0; r < rows; ++r) {
+    detail::layer_norm_row(x + r * n, n, w, b, eps, y + r * n, means + r, rstds + r);
+  }
+}
+
 }  // namespace et::kernels

@@ -26,11 +26,14 @@ void gelu_array(const float* x, float* y, int64_t n);
 void tanh_array(const float* x, float* y, int64_t n);
 void sigmoid_array(const float* x, float* y, int64_t n);
 
-// Layer norm of `rows` rows of n floats each: y = (x - mean) / sqrt(var + eps) * w + b
-// per row (w, b: n floats each, or null for 1 and 0), means[r] and rstds[r] = 1/std.
-// Sums in double. REQUIRES: n > 0.
+// Layer norm of `rows` rows of n values each: y = (x - mean) / sqrt(var + eps) * w + b
+// per row (w, b: n values each, or null for 1 and 0), means[r] and rstds[r] = 1/std.
+// Sums in double. float is vectorised for the CPU; double runs the same formula as it
+// is. REQUIRES: n > 0.
 void layer_norm_rows(const float* x, int64_t rows, int64_t n, const float* w, const float* b,
                      double eps, float* y, float* means, float* rstds);
+void layer_norm_rows(const double* x, int64_t rows, int64_t n, const double* w, const double* b,
+                     double eps, double* y, double* means, double* rstds);
 
 // The same with one particular ISA. REQUIRES: `isa` is in available_isas().
 void exp_array_on(CpuIsa isa, const float* x, float* y, int64_t n);

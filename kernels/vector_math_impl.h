@@ -94,10 +94,12 @@ inline float gelu_formula(float x) {
   return select(a < 0.5f, near_zero, far);
 }
 
-// One row of layer norm: mean and 1/std of x[0..n) (sums in double, in 8 interleaved
-// lanes so they vectorise without reordering), then y = (x - mean) / std * w + b.
-inline void layer_norm_row(const float* x, int64_t n, const float* w, const float* b, double eps,
-                           float* y, float* mean_out, float* rstd_out) {
+// One row of layer norm for T = float or double: mean and 1/std of x[0..n) (sums in
+// double, in 8 interleaved lanes so they vectorise without reordering), then
+// y = (x - mean) / std * w + b.
+template <typename T>
+void layer_norm_row(const T* x, int64_t n, const T* w, const T* b, double eps, T* y, T* mean_out,
+                    T* rstd_out) {
   constexpr int64_t kLanes = 8;
   const int64_t main = n / kLanes * kLanes;
   double lanes[kLanes] = {};
@@ -124,7 +126,7 @@ inline void layer_norm_row(const float* x, int64_t n, const float* w, const floa
   const double rstd = 1.0 / __builtin_sqrt(sq / static_cast<double>(n) + eps);
   // The affine forms in loops of their own: a null w or b is never read.
   auto normalized = [&](int64_t i) {
-    return static_cast<float>((static_cast<double>(x[i]) - mean) * rstd);
+    return static_cast<T>((static_cast<double>(x[i]) - mean) * rstd);
   };
   if (w != nullptr && b != nullptr) {
     for (int64_t i = 0; i < n; ++i) y[i] = normalized(i) * w[i] + b[i];
@@ -135,8 +137,8 @@ inline void layer_norm_row(const float* x, int64_t n, const float* w, const floa
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = normalized(i);
   }
-  *mean_out = static_cast<float>(mean);
-  *rstd_out = static_cast<float>(rstd);
+  *mean_out = static_cast<T>(mean);
+  *rstd_out = static_cast<T>(rstd);
 }
 
 }  // namespace

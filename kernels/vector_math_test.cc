@@ -118,6 +118,27 @@ TEST(VectorMath, TanhAndSigmoidAreWithinFourUlps) {
       30.0f, 4.0);
 }
 
+// The double overload: the same formula on doubles, against the plain two-pass definition.
+TEST(VectorMath, LayerNormRowsInDouble) {
+  const int64_t rows = 2, n = 37;
+  std::vector<double> x(rows * n), w(n), b(n), y(rows * n), means(rows), rstds(rows);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 2.0 * std::sin(0.9 * i) - 0.25;
+  for (int64_t i = 0; i < n; ++i) w[i] = 0.5 + 0.01 * i, b[i] = -0.1 * i;
+  layer_norm_rows(x.data(), rows, n, w.data(), b.data(), 1e-5, y.data(), means.data(),
+                  rstds.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, sq = 0;
+    for (int64_t i = 0; i < n; ++i) mean += x[r * n + i] / n;
+    for (int64_t i = 0; i < n; ++i) sq += (x[r * n + i] - mean) * (x[r * n + i] - mean);
+    const double rstd = 1.0 / std::sqrt(sq / n + 1e-5);
+    EXPECT_NEAR(means[r], mean, 1e-14);
+    EXPECT_NEAR(rstds[r], rstd, 1e-12 * rstd);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(y[r * n + i], (x[r * n + i] - mean) * rstd * w[i] + b[i], 1e-12);
+    }
+  }
+}
+
 // Layer norm rows on every ISA against a double-precision computation, with and without
 // weight and bias, and rows whose length is not a multiple of the 8 sum lanes.
 TEST(VectorMath, LayerNormRowsMatchDoublePrecision) {
