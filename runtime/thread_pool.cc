@@ -6,7 +6,8 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
-#include <thread>
+
+#include "runtime/cpu_count.h"
 
 // pthreadpool is not built with ThreadSanitizer, so the happens-before its own atomics
 // give between a caller and the workers is invisible to TSan; these annotations state it.
@@ -34,7 +35,7 @@ size_t default_threads() {
     const long n = std::strtol(env, nullptr, 10);
     if (n > 0) return static_cast<size_t>(n);
   }
-  return std::max<size_t>(1, std::thread::hardware_concurrency());
+  return default_thread_count(probed_cpu_counts());
 }
 
 struct Task {

@@ -21,8 +21,8 @@ namespace et {
 
 class ThreadPool {
  public:
-  // The process's pool: ET_NUM_THREADS threads when that variable is set, else one
-  // per hardware thread.
+  // The process's pool: ET_NUM_THREADS threads when that variable is set, else one per
+  // physical core the process may use (cpu_count.h).
   static ThreadPool& global();
 
   explicit ThreadPool(size_t threads);

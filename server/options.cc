@@ -37,7 +37,9 @@ with tensors inline or in shared memory; see docs/protocol.md.
   --listen HOST:PORT       also serve gRPC over TCP (tensors inline only); off by default
   --models DIR             preload every .pte in DIR (with NAME.ptd beside NAME.pte as its
                            external data file), each loadable by its file name
-  --threads N              compute threads (default: ET_NUM_THREADS, else one per CPU)
+  --threads N              compute threads (default: ET_NUM_THREADS, else one per
+                           physical core this process may use: affinity and cgroup
+                           CPU quota count)
   --workers N              methods executing at once (default: the thread count)
   --log-level LEVEL        trace, debug, info (default), warn, error, off
   --max-sessions N         open sessions at once (default 256)

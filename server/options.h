@@ -12,7 +12,7 @@ struct Options {
   std::string socket;      // --socket (default: default_socket_path())
   std::string listen;      // --listen HOST:PORT, empty: no TCP
   std::string models_dir;  // --models DIR
-  size_t threads = 0;      // --threads, 0: ET_NUM_THREADS or one per hardware thread
+  size_t threads = 0;      // --threads, 0: ET_NUM_THREADS or one per usable physical core
   std::string log_level = "info";
   size_t max_message_bytes = size_t{256} << 20;
   int shutdown_grace_ms = 10'000;
