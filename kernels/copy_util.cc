@@ -5,6 +5,8 @@
 #include <array>
 #include <cstring>
 
+#include "kernels/transpose.h"
+
 namespace et::kernels {
 
 Shape shape_of(const Tensor& t) {
@@ -24,28 +26,8 @@ void copy_line(const uint8_t* in, int64_t in_stride, uint8_t* out, int64_t out_s
   for (int64_t j = 0; j < n; ++j) o[j * out_stride] = i[j * in_stride];
 }
 
-// A transpose: out[a + b * out_b] = in[a * in_a + b] for a < na, b < nb (the output
-// contiguous along a, the input along b), in square tiles so the lines read along b
-// stay in cache while the tile's columns are written along a.
-template <typename T>
-void transpose_block(const uint8_t* in, int64_t in_a, uint8_t* out, int64_t out_b, int64_t na,
-                     int64_t nb) {
-  constexpr int64_t kTile = 16;
-  const auto* i = reinterpret_cast<const T*>(in);
-  auto* o = reinterpret_cast<T*>(out);
-  for (int64_t b0 = 0; b0 < nb; b0 += kTile) {
-    const int64_t b1 = b0 + kTile < nb ? b0 + kTile : nb;
-    for (int64_t a0 = 0; a0 < na; a0 += kTile) {
-      const int64_t a1 = a0 + kTile < na ? a0 + kTile : na;
-      for (int64_t b = b0; b < b1; ++b) {
-        for (int64_t a = a0; a < a1; ++a) o[a + b * out_b] = i[a * in_a + b];
-      }
-    }
-  }
-}
-
 // When the output runs along the innermost dim and the input along another one (`b`),
-// copies tile by tile (transpose_block) and returns true.
+// copies it as planes transposed (transpose.h) and returns true.
 bool copy_as_transpose(const Shape& s, const std::array<int64_t, kMaxRank>& ss,
                        const std::array<int64_t, kMaxRank>& ds, const uint8_t* in, uint8_t* out,
                        size_t elsize) {
@@ -65,16 +47,7 @@ bool copy_as_transpose(const Shape& s, const std::array<int64_t, kMaxRank>& ss,
   for_each_index<2>(outer, strides, [&](const std::array<int64_t, 2>& o) {
     const uint8_t* from = in + o[0] * el;
     uint8_t* to = out + o[1] * el;
-    switch (elsize) {
-      case 1:
-        return transpose_block<uint8_t>(from, ss[inner], to, ds[b], na, nb);
-      case 2:
-        return transpose_block<uint16_t>(from, ss[inner], to, ds[b], na, nb);
-      case 4:
-        return transpose_block<uint32_t>(from, ss[inner], to, ds[b], na, nb);
-      default:
-        return transpose_block<uint64_t>(from, ss[inner], to, ds[b], na, nb);
-    }
+    transpose_plane(from, ss[inner], to, ds[b], na, nb, elsize);
   });
   return true;
 }

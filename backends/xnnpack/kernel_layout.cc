@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backends/xnnpack/kernel_nodes.h"
+#include "kernels/transpose.h"
 
 namespace et::xnn {
 namespace {
@@ -70,23 +71,6 @@ void merge_axes(const std::vector<size_t>& dims, const std::vector<size_t>& perm
   }
 }
 
-// [batch, rows, cols] -> [batch, cols, rows], in tiles so both sides stay in cache.
-template <typename T>
-void transpose_2d(const T* in, T* out, size_t batch, size_t rows, size_t cols) {
-  constexpr size_t kTile = 32;
-  for (size_t b = 0; b < batch; ++b, in += rows * cols, out += rows * cols) {
-    for (size_t r0 = 0; r0 < rows; r0 += kTile) {
-      const size_t r1 = std::min(rows, r0 + kTile);
-      for (size_t c0 = 0; c0 < cols; c0 += kTile) {
-        const size_t c1 = std::min(cols, c0 + kTile);
-        for (size_t c = c0; c < c1; ++c) {
-          for (size_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
-        }
-      }
-    }
-  }
-}
-
 // A transpose that merges to a (batched) 2-D one; false when it does not.
 bool fast_transpose(const std::vector<size_t>& dims, const std::vector<size_t>& perm,
                     const uint8_t* in, uint8_t* out, size_t esize) {
@@ -103,21 +87,14 @@ bool fast_transpose(const std::vector<size_t>& dims, const std::vector<size_t>& 
   } else {
     return false;
   }
-  switch (esize) {
-    case 4:
-      transpose_2d(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), batch,
-                   rows, cols);
-      return true;
-    case 2:
-      transpose_2d(reinterpret_cast<const uint16_t*>(in), reinterpret_cast<uint16_t*>(out), batch,
-                   rows, cols);
-      return true;
-    case 1:
-      transpose_2d(in, out, batch, rows, cols);
-      return true;
-    default:
+  const auto plane = static_cast<int64_t>(rows * cols * esize);
+  for (size_t b = 0; b < batch; ++b, in += plane, out += plane) {
+    if (!kernels::transpose_plane(in, static_cast<int64_t>(cols), out, static_cast<int64_t>(rows),
+                                  static_cast<int64_t>(rows), static_cast<int64_t>(cols), esize)) {
       return false;
+    }
   }
+  return true;
 }
 
 }  // namespace
