@@ -13,6 +13,8 @@
 
 #include "kernels/copy_util.h"
 #include "kernels/sgemm.h"
+#include "kernels/transpose.h"
+#include "kernels/transpose_impl.h"
 #include "kernels/vector_math.h"
 
 namespace et::kernels {
@@ -110,6 +112,31 @@ void transpose_copy(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * rows * cols * 4);
 }
 
+// The plane transpose alone: the tiled plain C++ one, and AVX2's 8x8 shuffles.
+void transpose_plain(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  const std::vector<float> in = values(rows * cols);
+  std::vector<float> out(in.size());
+  for (auto _ : state) {
+    detail::transpose_tiles(reinterpret_cast<const uint32_t*>(in.data()), cols,
+                            reinterpret_cast<uint32_t*>(out.data()), rows, 0, rows, 0, cols);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * rows * cols * 4);
+}
+
+void transpose_avx2(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  const std::vector<float> in = values(rows * cols);
+  std::vector<float> out(in.size());
+  for (auto _ : state) {
+    detail::transpose_plane32_avx2(reinterpret_cast<const uint32_t*>(in.data()), cols,
+                                   reinterpret_cast<uint32_t*>(out.data()), rows, rows, cols);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * rows * cols * 4);
+}
+
 int register_all() {
   benchmark::RegisterBenchmark("Linear/plain_loops", plain_linear)->Apply(gemm_shapes);
   for (CpuIsa isa : available_isas()) {
@@ -126,6 +153,12 @@ int register_all() {
   benchmark::RegisterBenchmark("StridedCopy/transpose", transpose_copy)
       ->Args({256, 1024})
       ->Args({64, 4096});
+  benchmark::RegisterBenchmark("Transpose/plain", transpose_plain)->Args({256, 1024});
+  for (CpuIsa isa : available_isas()) {
+    if (isa == CpuIsa::kAvx2) {
+      benchmark::RegisterBenchmark("Transpose/avx2", transpose_avx2)->Args({256, 1024});
+    }
+  }
   return 0;
 }
 

@@ -100,13 +100,13 @@ def main() -> int:
         "method.execute from Python (a few microseconds of binding overhead on their side). "
         "Ratio = ours / theirs: below 1 is faster than ExecuTorch.",
         "",
-        "| model | threads | executorch.runtime (ms) | ours (ms) | ratio | ours, node by node (ms) |",
+        "| model | threads | executorch.runtime (us) | ours (us) | ratio | ours, node by node (us) |",
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
         for t in (1, cpus):
-            lines.append(f"| {r['name']} | {t} | {r[f'peer{t}']:.3f} | {r[f'ours{t}']:.3f} | "
-                         f"{ratio(r[f'ours{t}'], r[f'peer{t}'])} | {r[f'node{t}']:.3f} |")
+            lines.append(f"| {r['name']} | {t} | {r[f'peer{t}'] * 1e3:.1f} | {r[f'ours{t}'] * 1e3:.1f} | "
+                         f"{ratio(r[f'ours{t}'], r[f'peer{t}'])} | {r[f'node{t}'] * 1e3:.1f} |")
     lines += [
         "",
         "Resident memory, one process, MobileNetV2 (XNNPACK): "

@@ -163,8 +163,8 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "%s\n",
-      fmt::format(R"({{"model": "{}", "method": "{}", "iterations": {}, "median_ms": {:.4f}, )"
-                  R"("min_ms": {:.4f}, "p90_ms": {:.4f}, "p99_ms": {:.4f}, "max_ms": {:.4f}{}}})",
+      fmt::format(R"({{"model": "{}", "method": "{}", "iterations": {}, "median_ms": {:.6f}, )"
+                  R"("min_ms": {:.6f}, "p90_ms": {:.6f}, "p99_ms": {:.6f}, "max_ms": {:.6f}{}}})",
                   model, method, iterations, ms[ms.size() / 2], ms.front(),
                   ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
                   ms[std::min(ms.size() - 1, ms.size() * 99 / 100)], ms.back(), memory)
