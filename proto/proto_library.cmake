@@ -26,7 +26,7 @@ target_link_libraries(et_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)
 set_target_properties(et_proto PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 add_library(et_wire STATIC "${_et_proto_dir}/fd_client.cc" "${_et_proto_dir}/sha256.cc"
-            "${_et_proto_dir}/socket_trust.cc")
+            "${_et_proto_dir}/socket_trust.cc" "${_et_proto_dir}/spawn_lock.cc")
 target_include_directories(et_wire PUBLIC "${_et_proto_dir}/..")
 set_target_properties(et_wire PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_link_libraries(et_proto PUBLIC et_wire)

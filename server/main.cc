@@ -1,15 +1,21 @@
 // et-serverd: the daemon. See --help and docs/protocol.md.
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 
+#include "proto/spawn_lock.h"
 #include "runtime/printable.h"
 #include "runtime/thread_pool.h"
 #include "server/fd_channel.h"
@@ -19,7 +25,40 @@
 
 namespace {
 
-int run(const et::server::Options& o) {
+// Waits for SIGTERM/SIGINT, or with --idle-exit for that long without a session.
+// Returns holding `lock` where it could take it (see spawn_lock.h), and the reason.
+std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore& core,
+                          etserver::SpawnLock& lock) {
+  using namespace std::chrono;
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  // SIGTERM/SIGINT were blocked in main() before any thread started.
+  const milliseconds tick =
+      o.idle_exit.count() > 0
+          ? std::clamp<milliseconds>(duration_cast<milliseconds>(o.idle_exit) / 4, milliseconds(50),
+                                     milliseconds(1000))
+          : milliseconds(1000);
+  while (true) {
+    const timespec wait{static_cast<time_t>(tick.count() / 1000),
+                        static_cast<long>(tick.count() % 1000) * 1'000'000};
+    const int signal_number = sigtimedwait(&stop, nullptr, &wait);
+    if (signal_number > 0) {
+      // A client may be starting a daemon on this path: let it finish first (bounded).
+      (void)lock.lock_for(milliseconds(2000));
+      return strsignal(signal_number);
+    }
+    if (o.idle_exit.count() > 0 && core.idle_for() >= o.idle_exit && lock.try_lock()) {
+      if (core.begin_shutdown_if_idle()) {
+        return fmt::format("no session for {} s (--idle-exit)", o.idle_exit.count());
+      }
+      lock.unlock();
+    }
+  }
+}
+
+int run(const et::server::Options& o, int ready_fd) {
   using namespace et::server;
   if (o.threads > 0) et::ThreadPool::global().set_threads(o.threads);
   // Every fast-path channel holds its link's descriptor: take the hard limit, not the
@@ -89,15 +128,13 @@ int run(const et::server::Options& o) {
                o.socket, o.listen.empty() ? "" : " and " + o.listen,
                et::ThreadPool::global().threads());
 
-  // SIGTERM/SIGINT were blocked in main() before any thread started; wait for one.
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  int signal_number = 0;
-  sigwait(&stop, &signal_number);
-  spdlog::info("{}: stopping (running calls get {} ms)", strsignal(signal_number),
-               o.shutdown_grace_ms);
+  if (ready_fd >= 0) {  // --detach: the command that started us may return now
+    (void)!write(ready_fd, "1", 1);
+    close(ready_fd);
+  }
+  etserver::SpawnLock lock(o.socket);
+  const std::string reason = wait_for_stop(o, core, lock);
+  spdlog::info("{}: stopping (running calls get {} ms)", reason, o.shutdown_grace_ms);
   core.begin_shutdown();
   service.cancel_sessions();
   if (!service.wait_for_calls(std::chrono::milliseconds(o.shutdown_grace_ms))) {
@@ -108,7 +145,7 @@ int run(const et::server::Options& o) {
   fd_channel->reset();
   std::remove(o.socket.c_str());
   spdlog::info("stopped");
-  return 0;
+  return 0;  // `lock` is released as it goes
 }
 
 }  // namespace
@@ -127,6 +164,35 @@ int main(int argc, char** argv) {
     std::printf("et-serverd %s\n", et::server::ServiceCore::version());
     return 0;
   }
+  int ready_fd = -1;
+  if (options->detach) {
+    // Before any thread exists: the parent waits for the daemon to listen (a byte on
+    // the pipe) or to fail (the pipe closes empty), and answers with its exit status.
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) != 0) {
+      std::perror("et-serverd: --detach: pipe");
+      return 1;
+    }
+    const pid_t pid = fork();
+    if (pid < 0) {
+      std::perror("et-serverd: --detach: fork");
+      return 1;
+    }
+    if (pid > 0) {
+      close(ready[1]);
+      char byte = 0;
+      ssize_t n;
+      do {
+        n = read(ready[0], &byte, 1);
+      } while (n < 0 && errno == EINTR);
+      if (n == 1) return 0;
+      std::fprintf(stderr, "et-serverd: the daemon did not start; its log says why\n");
+      return 1;
+    }
+    close(ready[0]);
+    setsid();  // no controlling terminal; not in the caller's process group
+    ready_fd = ready[1];
+  }
   spdlog::set_level(spdlog::level::from_str(options->log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   umask(077);  // sockets readable and writable by this user only
@@ -136,5 +202,5 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  return run(*options);
+  return run(*options, ready_fd);
 }

@@ -71,6 +71,11 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            for a caller at a steady rate, wake this long before its next
                            call is due and poll until as long after (default 150; 0: never)
   --shutdown-grace-ms N    on SIGTERM/SIGINT, how long running calls may finish (default 10000)
+  --idle-exit SECONDS      exit cleanly after SECONDS with no session open (default 0:
+                           never); what clients that start the daemon themselves pass
+  --detach                 run in the background in a session of its own; the command
+                           returns when the daemon listens (exit 0) or failed to start
+                           (exit 1; the reason is in its log: stdout and stderr)
   --version                print the version
   --help                   print this help
 )";
@@ -87,6 +92,10 @@ Result<Options> parse_options(int argc, char** argv) {
     }
     if (flag == "--version") {
       o.version = true;
+      continue;
+    }
+    if (flag == "--detach") {
+      o.detach = true;
       continue;
     }
     if (flag == "--no-fast-path") {
@@ -147,6 +156,8 @@ Result<Options> parse_options(int argc, char** argv) {
             std::chrono::microseconds(std::min<uint64_t>(n, 10'000));
       } else if (flag == "--shutdown-grace-ms") {
         o.shutdown_grace_ms = static_cast<int>(n);
+      } else if (flag == "--idle-exit") {
+        o.idle_exit = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
       } else {
         return invalid_argument(fmt::format("unknown flag {} (see --help)", flag));
       }

@@ -127,14 +127,28 @@ ServiceCore::~ServiceCore() {
   for (auto& [token, s] : left) close_session(s);
 }
 
+std::chrono::steady_clock::duration ServiceCore::idle_for() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!sessions_.empty()) return {};
+  return std::chrono::steady_clock::now() - idle_since_;
+}
+
+bool ServiceCore::begin_shutdown_if_idle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!sessions_.empty()) return false;
+  shutting_down_ = true;
+  return true;
+}
+
 Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& client_name) {
-  if (shutting_down_) return shutting_down_error();
   auto s = std::make_shared<Session>();
   s->token = random_token();
   s->client_name = client_name;
   s->peer_key = peer_key(client_name);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Checked under mu_: begin_shutdown_if_idle() must not miss a session opening.
+    if (shutting_down_) return shutting_down_error();
     if (sessions_.size() >= limits_.max_sessions) {
       return resource_exhausted(fmt::format(
           "the daemon has {} sessions, its limit (--max-sessions); close one or raise it",
@@ -160,7 +174,9 @@ Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& cl
 void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    sessions_.erase(s->token);
+    if (sessions_.erase(s->token) != 0 && sessions_.empty()) {
+      idle_since_ = std::chrono::steady_clock::now();
+    }
   }
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;
   std::map<uint64_t, std::shared_ptr<Segment>> segments;

@@ -88,6 +88,12 @@ class ServiceCore {
 
   // Stops accepting new calls (Unavailable) and new sessions; running calls finish.
   void begin_shutdown() { shutting_down_ = true; }
+  // How long the daemon has had no session (since its start or its last session
+  // closed); zero while any session is open.
+  std::chrono::steady_clock::duration idle_for() const;
+  // begin_shutdown() if no session is open, in one step with open_session(): a session
+  // either opened before (and this returns false) or is refused as shutting down.
+  bool begin_shutdown_if_idle();
   bool shutting_down() const { return shutting_down_; }
 
   // The calls of the protocol (proto/et_serverd.proto documents each).
@@ -143,8 +149,9 @@ class ServiceCore {
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Session>> sessions_;  // GUARDED_BY(mu_), by token
-  uint64_t next_session_ = 1;                                 // GUARDED_BY(mu_)
+  std::map<std::string, std::shared_ptr<Session>> sessions_;     // GUARDED_BY(mu_), by token
+  uint64_t next_session_ = 1;                                    // GUARDED_BY(mu_)
+  std::chrono::steady_clock::time_point idle_since_ = started_;  // GUARDED_BY(mu_)
 
   // Live fast-path channels of all sessions (their threads).
   std::atomic<size_t> fast_channels_{0};

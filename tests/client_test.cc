@@ -18,7 +18,8 @@ namespace {
 const std::string& kModels = kFixtures;
 
 std::shared_ptr<etclient::Client> connect(const DaemonProcess& daemon) {
-  auto client = etclient::Client::connect({daemon.socket(), "client_test"});
+  auto client =
+      etclient::Client::connect({.socket = daemon.socket(), .client_name = "client_test"});
   EXPECT_TRUE(client.ok()) << client.status().message();
   return client.ok() ? *client : nullptr;
 }
@@ -150,7 +151,8 @@ TEST(Client, AResultOutlivesItsClient) {
 }
 
 TEST(Client, NoDaemonIsAClearError) {
-  auto client = etclient::Client::connect({"/tmp/et-serverd-nobody-here.sock", ""});
+  auto client =
+      etclient::Client::connect({.socket = "/tmp/et-serverd-nobody-here.sock", .spawn = false});
   ASSERT_FALSE(client.ok());
   EXPECT_EQ(client.status().code(), etclient::StatusCode::kUnavailable);
   EXPECT_NE(client.status().message().find("is the daemon running"), std::string::npos)

@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
                  "[--then --input F.npy ...]... [--output-dir DIR] [--shared]\n");
     return 2;
   }
-  auto client = etclient::Client::connect({socket, "etclient-run"});
+  auto client = etclient::Client::connect({.socket = socket, .client_name = "etclient-run"});
   if (!client.ok()) return fail(client.status().message());
   auto program = (*client)->load_program(model, data);
   if (!program.ok()) return fail(program.status().message());

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <thread>
 
+#include "autostart.h"
 #include "fast_path.h"
 #include "proto/socket_trust.h"
 
@@ -29,6 +31,32 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
                      !(forced != nullptr && std::string(forced) == "grpc");
   impl->spin_ =
       options.spin.count() >= 0 ? options.spin : spin_from_env(std::chrono::microseconds(50));
+  const bool spawn = spawn_enabled(options.spawn);
+  const SpawnRequest request{socket, options.serverd_path, options.idle_exit};
+  if (spawn && !daemon_listens(socket)) {
+    if (Status started = ensure_daemon(request); !started.ok()) return started;
+  }
+  impl->make_channel();
+  auto session = impl->open_session(1, /*wait=*/false);
+  if (!session.ok() && session.status().code() == StatusCode::kUnavailable && spawn) {
+    // A daemon that is exiting (--idle-exit) refuses sessions until its socket is gone:
+    // start the next one, and retry until it answers.
+    const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+    while (!session.ok() && session.status().code() == StatusCode::kUnavailable &&
+           std::chrono::steady_clock::now() < deadline) {
+      if (Status started = ensure_daemon(request); !started.ok()) return started;
+      impl->make_channel();  // a fresh channel connects at once, without gRPC's backoff
+      session = impl->open_session(1, /*wait=*/false);
+      if (!session.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  if (!session.ok()) return session.status();
+  impl->arena_ = std::make_shared<Arena>((*session)->fd_socket, (*session)->token);
+  impl->session_ = std::move(session).value();
+  return impl;
+}
+
+void ClientImpl::make_channel() {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(256 << 20);
@@ -36,14 +64,8 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  impl->channel_ =
-      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
-  impl->stub_ = pb::EtServer::NewStub(impl->channel_);
-  auto session = impl->open_session(1, /*wait=*/false);
-  if (!session.ok()) return session.status();
-  impl->arena_ = std::make_shared<Arena>((*session)->fd_socket, (*session)->token);
-  impl->session_ = std::move(session).value();
-  return impl;
+  channel_ = grpc::CreateCustomChannel("unix:" + socket_, grpc::InsecureChannelCredentials(), args);
+  stub_ = pb::EtServer::NewStub(channel_);
 }
 
 Result<std::shared_ptr<Session>> ClientImpl::open_session(uint64_t generation, bool wait) {

@@ -59,6 +59,8 @@ class ClientImpl {
 
  private:
   ClientImpl() = default;
+  // (Re)creates the gRPC channel and stub to socket_.
+  void make_channel();
   // Opens a session; with `wait`, keeps trying for the reconnect timeout.
   Result<std::shared_ptr<Session>> open_session(uint64_t generation, bool wait);
   Result<std::shared_ptr<Session>> try_open_session(uint64_t generation);

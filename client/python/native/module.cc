@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <thread>
 
 #include "dtypes.h"
@@ -262,11 +263,15 @@ class NativeProgram {
 class NativeClient {
  public:
   NativeClient(const std::string& socket, const std::string& name, int64_t reconnect_ms,
-               const std::string& transport) {
+               const std::string& transport, std::optional<bool> spawn,
+               const std::string& serverd_path, int64_t idle_exit_s) {
     ClientOptions options;
     options.socket = socket;
     options.client_name = name;
     options.reconnect_timeout = std::chrono::milliseconds(reconnect_ms);
+    options.spawn = spawn;
+    options.serverd_path = serverd_path;
+    options.idle_exit = std::chrono::seconds(std::max<int64_t>(0, idle_exit_s));
     if (transport == "grpc") {
       options.transport = Transport::kGrpc;
     } else if (!transport.empty() && transport != "fast") {
@@ -367,9 +372,11 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("methods", &NativeProgram::methods)
       .def("load_method", &NativeProgram::load_method);
   py::class_<NativeClient>(m, "NativeClient")
-      .def(py::init<const std::string&, const std::string&, int64_t, const std::string&>(),
+      .def(py::init<const std::string&, const std::string&, int64_t, const std::string&,
+                    std::optional<bool>, const std::string&, int64_t>(),
            py::arg("socket"), py::arg("client_name"), py::arg("reconnect_timeout_ms"),
-           py::arg("transport") = "")
+           py::arg("transport") = "", py::arg("spawn") = py::none(), py::arg("serverd_path") = "",
+           py::arg("idle_exit_s") = 300)
       .def("load_path", &NativeClient::load_path, py::arg("path"), py::arg("data_path") = "")
       .def("load_bytes", &NativeClient::load_bytes, py::arg("data"), py::arg("data_path") = "")
       .def("empty", &NativeClient::empty);

@@ -231,9 +231,10 @@ class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
   uint64_t id_ = 0, generation_ = 0;  // GUARDED_BY(mu_)
 };
 
+// Every member has a default, so designated initializers may name only some of them.
 struct ClientOptions {
-  std::string socket;  // empty: $ETSERVER_SOCKET, $XDG_RUNTIME_DIR/et-serverd.sock, /tmp/...
-  std::string client_name;
+  std::string socket{};  // empty: $ETSERVER_SOCKET, $XDG_RUNTIME_DIR/et-serverd.sock, /tmp/...
+  std::string client_name{};
   // How long a call waits for a restarted daemon before failing with kUnavailable;
   // zero: never reconnect (and keep no program bytes for it).
   std::chrono::milliseconds reconnect_timeout{5000};
@@ -242,6 +243,14 @@ struct ClientOptions {
   // How long a fast-path call polls for its answer before sleeping (a futex); negative:
   // $ETSERVER_SPIN_US, else 50 us.
   std::chrono::microseconds spin{-1};
+  // When no daemon answers at connect, start one (`et-serverd --detach --idle-exit`,
+  // its log at SOCKET.log; docs/ci.md). Unset: $ETSERVER_SPAWN ("0" turns it off),
+  // else on. Many processes connecting at once start one daemon.
+  std::optional<bool> spawn{};
+  // The et-serverd to start: $ETSERVER_BIN, else this path, else et-serverd on PATH.
+  std::string serverd_path{};
+  // How long a daemon started this way lives with no session.
+  std::chrono::seconds idle_exit{300};
 };
 class ETCLIENT_API Client {
  public:

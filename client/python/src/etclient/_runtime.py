@@ -13,6 +13,11 @@ from etclient import _native
 from etclient._meta import MethodMeta
 
 
+def _bundled_serverd() -> str:
+    """The et-serverd shipped inside this package (a wheel built with the daemon)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "et-serverd")
+
+
 def _socket_for(address: Optional[str]) -> str:
     """The daemon's socket: `address`, else $ETSERVER_SOCKET, else the default ("")."""
     if address is None:
@@ -152,27 +157,35 @@ class Runtime:
     _lock = threading.Lock()
 
     @classmethod
-    def get(cls, address: Optional[str] = None) -> "Runtime":
+    def get(cls, address: Optional[str] = None, *, spawn: Optional[bool] = None) -> "Runtime":
         """The runtime for the daemon at `address` (a socket path, or "unix:PATH"), else
-        at $ETSERVER_SOCKET, else at the default socket. One per address per process."""
+        at $ETSERVER_SOCKET, else at the default socket. One per address per process.
+        With no daemon there, one is started (see __init__'s `spawn`)."""
         socket = _socket_for(address)
         with cls._lock:
             runtime = cls._instances.get(socket)
             if runtime is None:
-                runtime = cls(socket)
+                runtime = cls(socket, spawn=spawn)
                 cls._instances[socket] = runtime
             return runtime
 
     def __init__(self, address: Optional[str] = None, *, client_name: Optional[str] = None,
-                 reconnect_timeout: float = 5.0, transport: Optional[str] = None):
+                 reconnect_timeout: float = 5.0, transport: Optional[str] = None,
+                 spawn: Optional[bool] = None, idle_exit: float = 300):
         """`transport`: "fast" (the default: a shared-memory channel per method, gRPC when
         the daemon has none) or "grpc" (every call over gRPC); None reads
-        $ETSERVER_TRANSPORT."""
+        $ETSERVER_TRANSPORT.
+
+        `spawn`: when no daemon answers, start one (`et-serverd --detach --idle-exit
+        idle_exit`, its log at SOCKET.log) and connect to it; processes starting at once
+        share one daemon. None reads $ETSERVER_SPAWN ("0" turns it off), else True. The
+        binary: $ETSERVER_BIN, else the one this package ships, else et-serverd on PATH."""
         name = client_name or f"python:{os.getpid()}:{os.path.basename(sys.argv[0] or 'python')}"
         if transport not in (None, "fast", "grpc"):
             raise ValueError(f"transport {transport!r} is not one of 'fast', 'grpc'")
         self._native = _native.NativeClient(_socket_for(address), name,
-                                            int(reconnect_timeout * 1000), transport or "")
+                                            int(reconnect_timeout * 1000), transport or "",
+                                            spawn, _bundled_serverd(), int(idle_exit))
 
     def load_program(self, data: Any, *, verification: Any = None,
                      data_path: Any = None) -> Program:

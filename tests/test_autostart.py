@@ -1,0 +1,145 @@
+"""Zero-setup use (docs/ci.md): a client that finds no daemon starts one, processes
+starting at once share it, and it exits by itself once idle, leaving nothing behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import MODELS, built_tool
+
+# A client process: connects (starting the daemon if needed), runs add once, prints OK.
+CLIENT = textwrap.dedent("""
+    import array, sys
+    import etclient
+    runtime = etclient.Runtime.get(sys.argv[1])
+    x = memoryview(array.array("f", [1, 2, 3, 4, 5, 6])).cast("B").cast("f", (2, 3))
+    out = runtime.load_program(sys.argv[2]).load_method().execute([x, x])[0]
+    assert memoryview(out).tolist() == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]], memoryview(out).tolist()
+    print("OK")
+""")
+
+
+def daemons_on(sock: Path) -> list[int]:
+    """Pids of et-serverd processes serving `sock` (from their command lines)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"et-serverd") and str(sock).encode() in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.fixture
+def private_dir(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir(mode=0o700)
+    yield d
+    for pid in daemons_on(d / "s.sock"):  # never leave one behind, whatever failed
+        os.kill(pid, 9)
+
+
+def spawn_env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ETSERVER_")}
+    env["ETSERVER_BIN"] = str(built_tool("et-serverd", "server"))
+    env.update(extra)
+    return env
+
+
+def test_sixteen_processes_at_once_start_one_daemon_that_exits_when_idle(private_dir):
+    sock = private_dir / "s.sock"
+    shm_before = set(os.listdir("/dev/shm"))
+    # Every process starts its daemon with --idle-exit 2 (Runtime.get's default is 300).
+    code = CLIENT.replace("etclient.Runtime.get(sys.argv[1])",
+                          "etclient.Runtime(sys.argv[1], idle_exit=2)")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(sock), str(MODELS / "add.pte")],
+                              env=spawn_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(16)]
+    results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    for out, err, rc in results:
+        assert rc == 0 and out.strip() == "OK", err
+    log = (private_dir / "s.sock.log").read_text()
+    assert log.count("listening on") == 1, log
+    assert log.count("session") >= 16, log
+    # Then it goes by itself: socket removed, process gone, nothing left in /dev/shm.
+    assert wait_until(lambda: not daemons_on(sock), 15), "the daemon did not exit when idle"
+    assert not sock.exists() and not Path(str(sock) + ".fd").exists()
+    assert "no session for 2 s (--idle-exit)" in (private_dir / "s.sock.log").read_text()
+    assert set(os.listdir("/dev/shm")) - shm_before == set()
+
+
+def test_a_client_arriving_while_the_daemon_exits_is_served(private_dir):
+    # Connect again and again just as the idle daemon (--idle-exit 1) decides to exit:
+    # each client is served, by the old daemon or by a new one it starts.
+    sock = private_dir / "s.sock"
+    code = textwrap.dedent("""
+        import array, gc, sys, time
+        import etclient
+        x = memoryview(array.array("f", [1, 2, 3, 4, 5, 6])).cast("B").cast("f", (2, 3))
+        for i in range(int(sys.argv[3])):
+            runtime = etclient.Runtime(sys.argv[1], idle_exit=1)
+            out = runtime.load_program(sys.argv[2]).load_method().execute([x, x])[0]
+            assert memoryview(out).tolist() == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]]
+            del runtime, out
+            gc.collect()
+            time.sleep(0.95 + 0.02 * (i % 6))  # around the moment the daemon exits
+        print("OK")
+    """)
+    result = subprocess.run([sys.executable, "-c", code, str(sock), str(MODELS / "add.pte"), "8"],
+                            env=spawn_env(), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "OK", result.stderr
+    log = (private_dir / "s.sock.log").read_text()
+    assert log.count("--idle-exit") >= 1, "no exit was raced: the test proved nothing\n" + log
+
+
+def test_spawn_off_gives_the_no_daemon_error(private_dir):
+    result = subprocess.run([sys.executable, "-c", CLIENT, str(private_dir / "s.sock"),
+                             str(MODELS / "add.pte")], env=spawn_env(ETSERVER_SPAWN="0"),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "is the daemon running" in result.stderr, result.stderr
+    assert not daemons_on(private_dir / "s.sock")
+
+
+def test_a_missing_binary_says_how_to_get_one(private_dir):
+    env = spawn_env()
+    del env["ETSERVER_BIN"]
+    env["PATH"] = "/usr/bin:/bin"  # no et-serverd there; the package ships none here
+    result = subprocess.run([sys.executable, "-c", CLIENT, str(private_dir / "s.sock"),
+                             str(MODELS / "add.pte")], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode != 0
+    assert "none was found to start" in result.stderr, result.stderr
+    assert "ETSERVER_BIN" in result.stderr and "pip install etclient" in result.stderr
+
+
+def test_a_daemon_that_cannot_start_is_reported_with_its_log(private_dir):
+    # A "binary" that fails at once: the client quotes the end of the daemon's log.
+    fake = private_dir / "et-serverd"
+    fake.write_text("#!/bin/sh\necho 'et-serverd: cannot listen: disk on fire' >&2\nexit 3\n")
+    fake.chmod(0o700)
+    result = subprocess.run([sys.executable, "-c", CLIENT, str(private_dir / "s.sock"),
+                             str(MODELS / "add.pte")], env=spawn_env(ETSERVER_BIN=str(fake)),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "did not start" in result.stderr and "disk on fire" in result.stderr, result.stderr
