@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "proto/protocol_version.h"
 #include "runtime/exceptions.h"
 #include "runtime/printable.h"
 
@@ -75,10 +76,23 @@ grpc::Status GrpcService::OpenSession(
   welcome.set_fd_socket(core_.fd_socket_path());
   welcome.set_server_version(core_.version());
   if (core_.offers_fast_path()) welcome.set_fast_path_version(etserver::kFastPathVersion);
+  welcome.set_protocol_version(etserver::kProtocolVersion);
+  grpc::Status ended = grpc::Status::OK;
   if (stream->Write(welcome)) {
     // The session lives while the client holds the stream; Read() returns false when
     // it closes it, disconnects, dies, or the daemon shuts down.
     while (stream->Read(&hello)) {
+      const uint32_t theirs = hello.protocol_version();
+      if (theirs != 0 && theirs != etserver::kProtocolVersion) {
+        spdlog::warn("session {}: the client speaks protocol version {}, this daemon {}: ended",
+                     session->number, theirs, etserver::kProtocolVersion);
+        ended = grpc::Status(
+            grpc::StatusCode::FAILED_PRECONDITION,
+            fmt::format("et-serverd {} speaks protocol version {}; the client speaks {}: use a "
+                        "client and a daemon of one release",
+                        core_.version(), etserver::kProtocolVersion, theirs));
+        break;
+      }
     }
   }
   {
@@ -86,7 +100,7 @@ grpc::Status GrpcService::OpenSession(
     open_streams_.erase(session->number);
   }
   core_.close_session(session);
-  return grpc::Status::OK;
+  return ended;
 }
 
 class GrpcService::CallCount {

@@ -36,9 +36,9 @@ std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore&
   sigaddset(&stop, SIGINT);
   // SIGTERM/SIGINT were blocked in main() before any thread started.
   const milliseconds tick =
-      o.idle_exit.count() > 0
-          ? std::clamp<milliseconds>(duration_cast<milliseconds>(o.idle_exit) / 4, milliseconds(50),
-                                     milliseconds(1000))
+      o.limits.idle_exit.count() > 0
+          ? std::clamp<milliseconds>(duration_cast<milliseconds>(o.limits.idle_exit) / 4,
+                                     milliseconds(50), milliseconds(1000))
           : milliseconds(1000);
   while (true) {
     const timespec wait{static_cast<time_t>(tick.count() / 1000),
@@ -49,9 +49,10 @@ std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore&
       (void)lock.lock_for(milliseconds(2000));
       return strsignal(signal_number);
     }
-    if (o.idle_exit.count() > 0 && core.idle_for() >= o.idle_exit && lock.try_lock()) {
+    if (o.limits.idle_exit.count() > 0 && core.idle_for() >= o.limits.idle_exit &&
+        lock.try_lock()) {
       if (core.begin_shutdown_if_idle()) {
-        return fmt::format("no session for {} s (--idle-exit)", o.idle_exit.count());
+        return fmt::format("no session for {} s (--idle-exit)", o.limits.idle_exit.count());
       }
       lock.unlock();
     }

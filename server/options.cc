@@ -157,7 +157,7 @@ Result<Options> parse_options(int argc, char** argv) {
       } else if (flag == "--shutdown-grace-ms") {
         o.shutdown_grace_ms = static_cast<int>(n);
       } else if (flag == "--idle-exit") {
-        o.idle_exit = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
+        o.limits.idle_exit = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
       } else {
         return invalid_argument(fmt::format("unknown flag {} (see --help)", flag));
       }

@@ -17,8 +17,6 @@ struct Options {
   std::string log_level = "info";
   size_t max_message_bytes = size_t{256} << 20;
   int shutdown_grace_ms = 10'000;
-  // --idle-exit SECONDS: exit cleanly after this long with no session; 0: never.
-  std::chrono::seconds idle_exit{0};
   // --detach: run in the background (own session); the command returns once the
   // daemon listens (exit 0) or has failed to start (exit 1, the reason in its log).
   bool detach = false;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <utility>
 
+#include "proto/protocol_version.h"
 #include "runtime/exceptions.h"
 #include "runtime/printable.h"
 #include "runtime/thread_pool.h"
@@ -322,7 +323,10 @@ Result<uint64_t> ServiceCore::load_program_fd(const std::string& token, int fd) 
     spdlog::info("program {} loaded ({} bytes, from a file) by session {}",
                  added->first->sha256.substr(0, 12), added->first->size_bytes, s->number);
   }
-  return attach_program(*s, added->first);
+  bool attached = false;
+  ET_ASSIGN_OR_RETURN(uint64_t id, attach_program(*s, added->first, &attached));
+  count_load(added->second, attached);
+  return id;
 }
 
 SegmentLookup ServiceCore::segment_lookup(const std::shared_ptr<Session>& s) const {
@@ -448,6 +452,7 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
   }
   bool attached = false;
   ET_ASSIGN_OR_RETURN(uint64_t id, attach_program(*s, program, &attached));
+  count_load(existed, attached);
   resp.set_program_id(id);
   resp.set_sha256(program->sha256);
   resp.set_already_loaded(existed || attached);
@@ -672,7 +677,14 @@ Status ServiceCore::bind_inputs(const std::shared_ptr<Session>& owner, MethodSlo
   return status.with_context("inputs");
 }
 
+void ServiceCore::count_load(bool existed, bool attached) {
+  if (attached) return;  // the session had it: not a load
+  program_loads_.fetch_add(1, std::memory_order_relaxed);
+  if (existed) program_loads_shared_.fetch_add(1, std::memory_order_relaxed);
+}
+
 Status ServiceCore::execute_locked(Session& s, MethodSlot& slot, uint64_t& micros) {
+  executes_.fetch_add(1, std::memory_order_relaxed);
   const auto start = std::chrono::steady_clock::now();
   Status status = slot.method->execute({start + limits_.execution_deadline, &s.cancelled});
   micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -759,6 +771,7 @@ Status ServiceCore::drop_segment(const pb::DropSegmentRequest& req) {
 
 Status ServiceCore::server_status(const std::string& peer, pb::ServerStatusResponse& resp) const {
   resp.set_version(kVersion);
+  resp.set_protocol_version(etserver::kProtocolVersion);
   resp.set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
@@ -783,6 +796,10 @@ Status ServiceCore::server_status(const std::string& peer, pb::ServerStatusRespo
   resp.set_segment_bytes(segment_bytes);
   resp.set_resident_bytes(resident_bytes());
   resp.set_threads(static_cast<uint32_t>(ThreadPool::global().threads()));
+  resp.set_executes(executes_.load(std::memory_order_relaxed));
+  resp.set_program_loads(program_loads_.load(std::memory_order_relaxed));
+  resp.set_program_loads_shared(program_loads_shared_.load(std::memory_order_relaxed));
+  resp.set_idle_exit_seconds(static_cast<uint64_t>(limits_.idle_exit.count()));
   return Status();
 }
 

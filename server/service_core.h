@@ -46,6 +46,8 @@ struct ServiceLimits {
   size_t max_fast_channels = 512;
   size_t max_fast_channels_per_session = 64;
   FastChannelTiming fast_path_timing;
+  // --idle-exit: the daemon exits after this long with no session (0: never).
+  std::chrono::seconds idle_exit{0};
   bool fast_path = true;  // false: channels are refused and sessions offer none
 };
 
@@ -136,6 +138,9 @@ class ServiceCore {
   void reap_fast_channels();
   // Counts a call of `s` for its duration; ResourceExhausted at max_calls_per_session.
   class CallCount;
+  // Counts a program load of a session for ServerStatus (nothing when `attached`: the
+  // session held it already); `existed`: the daemon had it loaded.
+  void count_load(bool existed, bool attached);
   // Ok when `more` bytes of programs fit the session's limit. REQUIRES: s.mu held.
   Status program_bytes_fit(const Session& s, uint64_t more) const;
   Status collect_outputs(const std::shared_ptr<Session>& s, MethodSlot& slot,
@@ -155,6 +160,12 @@ class ServiceCore {
 
   // Live fast-path channels of all sessions (their threads).
   std::atomic<size_t> fast_channels_{0};
+
+  // Counts for ServerStatus: executes run, and programs loaded into a session (shared:
+  // the daemon had the program loaded already, for another session or preloaded).
+  std::atomic<uint64_t> executes_{0};
+  std::atomic<uint64_t> program_loads_{0};
+  std::atomic<uint64_t> program_loads_shared_{0};
 
   // Workers: at most limits_.max_concurrent_runs executions at once.
   std::mutex run_mu_;

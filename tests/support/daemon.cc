@@ -21,12 +21,13 @@
 #include "tools/npy.h"
 
 namespace et::testing {
-namespace {
 
 std::string serverd_path() {
   if (const char* p = std::getenv("ET_SERVERD_PATH")) return p;
   return ET_SERVERD_PATH;
 }
+
+namespace {
 
 bool can_connect(const std::string& path) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -18,6 +18,9 @@ namespace et::testing {
 
 namespace pb = ::etserver::v1;
 
+// The et-serverd the tests run: $ET_SERVERD_PATH, else the build's.
+std::string serverd_path();
+
 // A daemon started for one test, stopped (SIGTERM) and waited for on destruction.
 class DaemonProcess {
  public:

@@ -155,6 +155,27 @@ Result<std::shared_ptr<Program>> Client::load_program_bytes(std::span<const uint
   return program;
 }
 
+Result<ServerStatus> Client::server_status() {
+  grpc::ClientContext ctx;
+  pb::ServerStatusRequest req;
+  pb::ServerStatusResponse resp;
+  if (Status s = from_grpc(impl_->stub().ServerStatus(&ctx, req, &resp)); !s.ok()) return s;
+  ServerStatus out;
+  out.version = resp.version();
+  out.protocol_version = resp.protocol_version();
+  out.uptime_seconds = resp.uptime_seconds();
+  out.sessions = resp.sessions();
+  out.programs = resp.programs();
+  out.method_instances = resp.method_instances();
+  out.executes = resp.executes();
+  out.program_loads = resp.program_loads();
+  out.program_loads_shared = resp.program_loads_shared();
+  out.idle_exit_seconds = resp.idle_exit_seconds();
+  out.resident_bytes = resp.resident_bytes();
+  out.threads = resp.threads();
+  return out;
+}
+
 Result<SharedTensor> Client::empty(DType dtype, std::vector<int64_t> sizes) {
   size_t numel = 1;
   for (int64_t s : sizes) {

@@ -7,6 +7,7 @@
 
 #include "autostart.h"
 #include "fast_path.h"
+#include "proto/protocol_version.h"
 #include "proto/socket_trust.h"
 
 namespace etclient {
@@ -50,6 +51,17 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
       if (!session.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  if (!session.ok() && impl->daemon_protocol_ != etserver::kProtocolVersion && spawn) {
+    // A daemon of another protocol version is not reused: this client's version gets a
+    // socket of its own beside it (started if need be), which its peers find the same way.
+    impl->socket_ = socket + ".p" + std::to_string(etserver::kProtocolVersion);
+    impl->daemon_protocol_ = etserver::kProtocolVersion;
+    SpawnRequest own = request;
+    own.socket = impl->socket_;
+    if (Status started = ensure_daemon(own); !started.ok()) return started;
+    impl->make_channel();
+    session = impl->open_session(1, /*wait=*/false);
+  }
   if (!session.ok()) return session.status();
   impl->arena_ = std::make_shared<Arena>((*session)->fd_socket, (*session)->token);
   impl->session_ = std::move(session).value();
@@ -88,6 +100,7 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
   session->stream = stub_->OpenSession(&session->context);
   pb::SessionClientMessage hello;
   hello.set_client_name(client_name_);
+  hello.set_protocol_version(etserver::kProtocolVersion);
   pb::SessionServerMessage welcome;
   if (!session->stream->Write(hello) || !session->stream->Read(&welcome)) {
     session->context.TryCancel();
@@ -98,6 +111,19 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
                       (s.error_message().empty() ? "no answer" : s.error_message()) +
                       " (is the daemon running? start it with: et-serverd --socket " + socket_ +
                       ")");
+  }
+  if (welcome.protocol_version() != etserver::kProtocolVersion) {
+    daemon_protocol_ = welcome.protocol_version();
+    session->context.TryCancel();
+    (void)session->stream->Finish();
+    session->stream.reset();
+    return Status(StatusCode::kFailedPrecondition,
+                  "et-serverd " + welcome.server_version() + " on " + socket_ +
+                      " speaks protocol version " + std::to_string(welcome.protocol_version()) +
+                      (welcome.protocol_version() == 0 ? " (older than versioned protocols)" : "") +
+                      "; this client speaks version " + std::to_string(etserver::kProtocolVersion) +
+                      ": use a client and a daemon of one release (the etclient wheel carries its "
+                      "own et-serverd), or give this client a socket of its own");
   }
   session->token = welcome.session();
   session->fd_socket = welcome.fd_socket();

@@ -19,6 +19,7 @@
 #include "arena.h"
 #include "et_serverd.grpc.pb.h"
 #include "etclient/client.h"
+#include "proto/protocol_version.h"
 
 namespace etclient {
 
@@ -67,6 +68,9 @@ class ClientImpl {
 
   std::string socket_, client_name_;
   std::chrono::milliseconds reconnect_timeout_{0};
+  // The protocol version of the daemon last answering at socket_ when it differed
+  // from this client's (etserver::kProtocolVersion when they agree).
+  uint32_t daemon_protocol_ = etserver::kProtocolVersion;
   bool fast_path_ = true;
   std::chrono::microseconds spin_{50};
   std::shared_ptr<grpc::Channel> channel_;

@@ -285,6 +285,29 @@ class NativeClient {
     client_ = unwrap(std::move(connected));
   }
 
+  py::dict server_status() {
+    Result<ServerStatus> status = Status(StatusCode::kInternal, "not asked");
+    {
+      py::gil_scoped_release released;
+      status = client_->server_status();
+    }
+    const ServerStatus s = unwrap(std::move(status));
+    py::dict d;
+    d["version"] = s.version;
+    d["protocol_version"] = s.protocol_version;
+    d["uptime_seconds"] = s.uptime_seconds;
+    d["sessions"] = s.sessions;
+    d["programs"] = s.programs;
+    d["method_instances"] = s.method_instances;
+    d["executes"] = s.executes;
+    d["program_loads"] = s.program_loads;
+    d["program_loads_shared"] = s.program_loads_shared;
+    d["idle_exit_seconds"] = s.idle_exit_seconds;
+    d["resident_bytes"] = s.resident_bytes;
+    d["threads"] = s.threads;
+    return d;
+  }
+
   NativeProgram load_path(const std::string& path, const std::string& data_path) {
     Result<std::shared_ptr<Program>> program = Status(StatusCode::kInternal, "not loaded");
     {
@@ -379,7 +402,8 @@ PYBIND11_MODULE(_native, m) {
            py::arg("idle_exit_s") = 300)
       .def("load_path", &NativeClient::load_path, py::arg("path"), py::arg("data_path") = "")
       .def("load_bytes", &NativeClient::load_bytes, py::arg("data"), py::arg("data_path") = "")
-      .def("empty", &NativeClient::empty);
+      .def("empty", &NativeClient::empty)
+      .def("server_status", &NativeClient::server_status);
   // Proof for tests and bug reports: this extension links no torch.
   m.attr("links_torch") = false;
 }

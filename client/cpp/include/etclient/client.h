@@ -231,6 +231,22 @@ class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
   uint64_t id_ = 0, generation_ = 0;  // GUARDED_BY(mu_)
 };
 
+// What the daemon says of itself (Client::server_status()).
+struct ServerStatus {
+  std::string version;            // et-serverd's release
+  uint32_t protocol_version = 0;  // the client/daemon protocol it speaks
+  uint64_t uptime_seconds = 0;
+  uint64_t sessions = 0;              // open now
+  uint64_t programs = 0;              // distinct programs loaded now
+  uint64_t method_instances = 0;      // loaded now
+  uint64_t executes = 0;              // since it started
+  uint64_t program_loads = 0;         // programs loaded into sessions since it started
+  uint64_t program_loads_shared = 0;  // of those, ones it had loaded already
+  uint64_t idle_exit_seconds = 0;     // 0: it does not exit when idle
+  uint64_t resident_bytes = 0;
+  uint32_t threads = 0;
+};
+
 // Every member has a default, so designated initializers may name only some of them.
 struct ClientOptions {
   std::string socket{};  // empty: $ETSERVER_SOCKET, $XDG_RUNTIME_DIR/et-serverd.sock, /tmp/...
@@ -274,6 +290,8 @@ class ETCLIENT_API Client {
                                                       std::span<const uint8_t> data = {});
   // A tensor allocated in shared memory, for zero-copy inputs.
   Result<SharedTensor> empty(DType dtype, std::vector<int64_t> sizes);
+  // The daemon's version, uptime and counts (its ServerStatus call).
+  Result<ServerStatus> server_status();
 
  private:
   explicit Client(std::shared_ptr<ClientImpl> impl) : impl_(std::move(impl)) {}

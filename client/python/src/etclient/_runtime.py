@@ -157,7 +157,8 @@ class Runtime:
     _lock = threading.Lock()
 
     @classmethod
-    def get(cls, address: Optional[str] = None, *, spawn: Optional[bool] = None) -> "Runtime":
+    def get(cls, address: Optional[str] = None, *, spawn: Optional[bool] = None,
+            idle_exit: Optional[float] = None) -> "Runtime":
         """The runtime for the daemon at `address` (a socket path, or "unix:PATH"), else
         at $ETSERVER_SOCKET, else at the default socket. One per address per process.
         With no daemon there, one is started (see __init__'s `spawn`)."""
@@ -165,13 +166,13 @@ class Runtime:
         with cls._lock:
             runtime = cls._instances.get(socket)
             if runtime is None:
-                runtime = cls(socket, spawn=spawn)
+                runtime = cls(socket, spawn=spawn, idle_exit=idle_exit)
                 cls._instances[socket] = runtime
             return runtime
 
     def __init__(self, address: Optional[str] = None, *, client_name: Optional[str] = None,
                  reconnect_timeout: float = 5.0, transport: Optional[str] = None,
-                 spawn: Optional[bool] = None, idle_exit: float = 300):
+                 spawn: Optional[bool] = None, idle_exit: Optional[float] = None):
         """`transport`: "fast" (the default: a shared-memory channel per method, gRPC when
         the daemon has none) or "grpc" (every call over gRPC); None reads
         $ETSERVER_TRANSPORT.
@@ -179,7 +180,10 @@ class Runtime:
         `spawn`: when no daemon answers, start one (`et-serverd --detach --idle-exit
         idle_exit`, its log at SOCKET.log) and connect to it; processes starting at once
         share one daemon. None reads $ETSERVER_SPAWN ("0" turns it off), else True. The
-        binary: $ETSERVER_BIN, else the one this package ships, else et-serverd on PATH."""
+        binary: $ETSERVER_BIN, else the one this package ships, else et-serverd on PATH.
+        `idle_exit` (seconds): None reads $ETSERVER_IDLE_EXIT, else 300."""
+        if idle_exit is None:
+            idle_exit = float(os.environ.get("ETSERVER_IDLE_EXIT") or 300)
         name = client_name or f"python:{os.getpid()}:{os.path.basename(sys.argv[0] or 'python')}"
         if transport not in (None, "fast", "grpc"):
             raise ValueError(f"transport {transport!r} is not one of 'fast', 'grpc'")
@@ -204,6 +208,13 @@ class Runtime:
         if hasattr(data, "read"):
             data = data.read()
         return Program(self._native.load_bytes(data, ptd))
+
+    def server_status(self) -> dict:
+        """What the daemon says of itself: version, protocol_version, uptime_seconds,
+        sessions, programs, method_instances, executes, program_loads,
+        program_loads_shared (loads it answered from a program it had loaded already),
+        idle_exit_seconds, resident_bytes, threads."""
+        return self._native.server_status()
 
     def empty(self, shape: Sequence[int], dtype: Any = "float32") -> _native.Tensor:
         """A writable tensor in shared memory (row-major), for zero-copy inputs. `dtype`:

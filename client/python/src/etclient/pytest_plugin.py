@@ -1,0 +1,103 @@
+"""pytest plugin (installed with etclient, loaded through the pytest11 entry point):
+the tests of a run share one warm et-serverd, started by the first test that needs it,
+in every pytest-xdist worker alike; it exits by itself once idle (docs/ci.md).
+
+Fixtures:
+  et_runtime   the process's etclient.Runtime (one per test session)
+  et_program   et_program(path, data_path=None): a program loaded once per process
+
+Options: --et-serverd-socket PATH, --et-serverd-no-spawn, --et-serverd-idle-exit SECONDS.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+import pytest
+
+_USED = "etclient_used"  # in a worker's workeroutput: it talked to the daemon
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("etclient", "et-serverd (etclient's pytest plugin)")
+    group.addoption("--et-serverd-socket", default=None, metavar="PATH",
+                    help="the daemon's socket (default: $ETSERVER_SOCKET, else the per-user "
+                         "default)")
+    group.addoption("--et-serverd-no-spawn", action="store_true",
+                    help="never start a daemon: fail when none answers (as ETSERVER_SPAWN=0)")
+    group.addoption("--et-serverd-idle-exit", type=float, default=None, metavar="SECONDS",
+                    help="how long a daemon started by the tests lives once idle (default: "
+                         "$ETSERVER_IDLE_EXIT, else 300)")
+
+
+def _runtime(config: Any, spawn: Optional[bool] = None):
+    import etclient
+
+    if spawn is None and config.getoption("et_serverd_no_spawn"):
+        spawn = False
+    return etclient.Runtime.get(config.getoption("et_serverd_socket"), spawn=spawn,
+                                idle_exit=config.getoption("et_serverd_idle_exit"))
+
+
+@pytest.fixture(scope="session")
+def et_runtime(pytestconfig: Any):
+    """The process's etclient.Runtime: one session with the daemon, shared by all tests
+    of this process (and the daemon by every process of the run)."""
+    runtime = _runtime(pytestconfig)
+    pytestconfig.stash[_used_key] = True
+    return runtime
+
+
+@pytest.fixture(scope="session")
+def et_program(et_runtime: Any):
+    """et_program(path, data_path=None) -> etclient.Program, loaded once per process
+    (the daemon holds one copy for all processes: later loads send only its hash)."""
+    loaded: dict = {}
+
+    def load(path: Any, data_path: Any = None):
+        key = (os.fspath(path), None if data_path is None else os.fspath(data_path))
+        if key not in loaded:
+            loaded[key] = et_runtime.load_program(key[0], data_path=key[1])
+        return loaded[key]
+
+    return load
+
+
+_used_key = pytest.StashKey[bool]()
+
+
+class _XdistHooks:
+    """Registered only under pytest-xdist: its hooks exist only there."""
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if getattr(node, "workeroutput", {}).get(_USED):
+            node.config.stash[_used_key] = True
+
+
+def pytest_configure(config: Any) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(), "etclient-xdist")
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[_USED] = session.config.stash.get(_used_key, False)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
+    if hasattr(config, "workerinput") or not config.stash.get(_used_key, False):
+        return
+    try:
+        status = _runtime(config, spawn=False).server_status()
+    except Exception as e:  # the summary never fails a run
+        terminalreporter.write_line(f"et-serverd: no status ({e})")
+        return
+    shared = status["program_loads_shared"]
+    terminalreporter.write_line(
+        f"et-serverd {status['version']}: up {status['uptime_seconds']} s; "
+        f"{status['program_loads']} program loads, {shared} of them shared across "
+        f"processes (loaded once); {status['executes']} executes served; "
+        f"now {status['sessions']} session(s) open, {status['programs']} program(s) loaded")
