@@ -112,29 +112,31 @@ void transpose_copy(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * rows * cols * 4);
 }
 
-// The plane transpose alone: the tiled plain C++ one, and AVX2's 8x8 shuffles.
-void transpose_plain(benchmark::State& state) {
+// The plane transpose alone, by `transpose(in, out, rows, cols)`: the tiled plain C++
+// one, and AVX2's 8x8 shuffles.
+template <typename Transpose>
+void transpose_plane_with(benchmark::State& state, Transpose transpose) {
   const int64_t rows = state.range(0), cols = state.range(1);
   const std::vector<float> in = values(rows * cols);
   std::vector<float> out(in.size());
   for (auto _ : state) {
-    detail::transpose_tiles(reinterpret_cast<const uint32_t*>(in.data()), cols,
-                            reinterpret_cast<uint32_t*>(out.data()), rows, 0, rows, 0, cols);
+    transpose(reinterpret_cast<const uint32_t*>(in.data()), reinterpret_cast<uint32_t*>(out.data()),
+              rows, cols);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(state.iterations() * rows * cols * 4);
 }
 
+void transpose_plain(benchmark::State& state) {
+  transpose_plane_with(state, [](const uint32_t* in, uint32_t* out, int64_t rows, int64_t cols) {
+    detail::transpose_tiles(in, cols, out, rows, 0, rows, 0, cols);
+  });
+}
+
 void transpose_avx2(benchmark::State& state) {
-  const int64_t rows = state.range(0), cols = state.range(1);
-  const std::vector<float> in = values(rows * cols);
-  std::vector<float> out(in.size());
-  for (auto _ : state) {
-    detail::transpose_plane32_avx2(reinterpret_cast<const uint32_t*>(in.data()), cols,
-                                   reinterpret_cast<uint32_t*>(out.data()), rows, rows, cols);
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.SetBytesProcessed(state.iterations() * rows * cols * 4);
+  transpose_plane_with(state, [](const uint32_t* in, uint32_t* out, int64_t rows, int64_t cols) {
+    detail::transpose_plane32_avx2(in, cols, out, rows, rows, cols);
+  });
 }
 
 int register_all() {

@@ -1,5 +1,6 @@
 // Clients and daemons of different protocol versions: the client names both versions
-// at connect, and a client that starts daemons does not reuse one of another version.
+// at connect, and a client that starts daemons does not reuse one of another version;
+// and what a starting client says when it finds no et-serverd to start.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -93,6 +94,28 @@ TEST(ClientVersion, AStartingClientDoesNotReuseADaemonOfAnotherVersion) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_FALSE(std::filesystem::exists(own)) << "the started daemon did not exit when idle";
+}
+
+// With no et-serverd to be found, the error says how to get one.
+TEST(ClientAutostart, AMissingBinarySaysHowToGetOne) {
+  char tmpl[] = "/tmp/et-autostart-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const char* path = std::getenv("PATH");
+  const std::string saved_path = path != nullptr ? path : "";
+  const char* bin = std::getenv("ETSERVER_BIN");
+  const std::string saved_bin = bin != nullptr ? bin : "";
+  setenv("PATH", dir.c_str(), 1);
+  unsetenv("ETSERVER_BIN");
+  auto client = etclient::Client::connect({.socket = dir + "/s.sock", .spawn = true});
+  setenv("PATH", saved_path.c_str(), 1);
+  if (bin != nullptr) setenv("ETSERVER_BIN", saved_bin.c_str(), 1);
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), etclient::StatusCode::kUnavailable);
+  const std::string m = client.status().message();
+  EXPECT_NE(m.find("none was found to start"), std::string::npos) << m;
+  EXPECT_NE(m.find("pip install etclient"), std::string::npos) << m;
+  EXPECT_NE(m.find("ETSERVER_BIN"), std::string::npos) << m;
 }
 
 }  // namespace
