@@ -29,4 +29,6 @@ add_library(et_wire STATIC "${_et_proto_dir}/fd_client.cc" "${_et_proto_dir}/sha
             "${_et_proto_dir}/socket_trust.cc" "${_et_proto_dir}/spawn_lock.cc")
 target_include_directories(et_wire PUBLIC "${_et_proto_dir}/..")
 set_target_properties(et_wire PROPERTIES POSITION_INDEPENDENT_CODE ON)
+find_package(OpenSSL REQUIRED)  # libcrypto's SHA-256 (sha256.h)
+target_link_libraries(et_wire PUBLIC OpenSSL::Crypto)
 target_link_libraries(et_proto PUBLIC et_wire)

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace etserver {
@@ -19,6 +20,16 @@ TEST(Sha256, KnownVectors) {
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(hash(std::string(1000000, 'a')),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, PiecesHashAsTheWhole) {
+  const std::string text(100003, 'x');
+  Sha256 hasher;
+  for (size_t at = 0; at < text.size(); at += 4096) {
+    const size_t n = std::min<size_t>(4096, text.size() - at);
+    hasher.update({reinterpret_cast<const uint8_t*>(text.data()) + at, n});
+  }
+  EXPECT_EQ(hasher.hex_digest(), hash(text));
 }
 
 }  // namespace

@@ -111,11 +111,40 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
 Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistry::add(
     std::span<const uint8_t> bytes, const std::string& expected_sha256,
     std::span<const uint8_t> data, const std::string& expected_data_sha256) {
+  // Hashed where the bytes are (a client's shared memory, maybe): many sessions sending
+  // one program at once cost one copy and one parse. A client changing its bytes
+  // meanwhile only gets a hash of something else here; the copies are hashed again.
+  const std::string seen =
+      content_key(::etserver::sha256_hex(bytes), data.empty() ? "" : ::etserver::sha256_hex(data));
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      auto it = by_hash_.find(seen);
+      if (it != by_hash_.end()) {
+        if (auto held = it->second.lock()) return std::make_pair(held, true);
+      }
+      if (loading_.count(seen) == 0) break;
+      loaded_.wait(lock);
+    }
+    loading_.insert(seen);
+  }
+  struct Done {  // whatever happens below, waiters for `seen` are let go
+    ProgramRegistry& r;
+    const std::string& key;
+    ~Done() {
+      {
+        std::lock_guard<std::mutex> lock(r.mu_);
+        r.loading_.erase(key);
+      }
+      r.loaded_.notify_all();
+    }
+  } done{*this, seen};
   ET_ASSIGN_OR_RETURN(Copies copies,
                       copy_and_hash(bytes, expected_sha256, data, expected_data_sha256));
   const std::string key = content_key(copies.sha256, copies.data_sha256);
   if (auto held = find(copies.sha256, copies.data_sha256)) return std::make_pair(held, true);
   // Parse outside the lock: loading a large program must not stall other sessions.
+  parsed_.fetch_add(1, std::memory_order_relaxed);
   ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = by_hash_[key];

@@ -3,6 +3,8 @@
 // was preloaded (then kept warm).
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,9 +48,11 @@ class ProgramRegistry {
   std::shared_ptr<const RegisteredProgram> find_preloaded(const std::string& name) const;
 
   // Loads `bytes` (copied), with `data` (copied; empty: no external data file), unless a
-  // program with the same content is held already; each expected hash, when not empty,
-  // must match its bytes. The bytes are always hashed: a known hash alone never stands
-  // in for them. Returns the shared entry and whether it existed.
+  // program with the same content is held already, or being loaded by another call
+  // (which it then waits for): the bytes are hashed where they are first, and copied
+  // only to be loaded. Each expected hash, when not empty, must match its bytes. The
+  // bytes are always hashed: a known hash alone never stands in for them. Returns the
+  // shared entry and whether it existed.
   // Errors: InvalidArgument on a hash mismatch; DataFile::load's and Program::load's.
   Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> add(
       std::span<const uint8_t> bytes, const std::string& expected_sha256,
@@ -63,6 +67,9 @@ class ProgramRegistry {
   std::vector<std::string> preloaded_names() const;
   // Distinct programs currently loaded.
   size_t size() const;
+  // Programs copied and parsed since the start (each add() that did not find its
+  // content loaded or being loaded).
+  uint64_t parsed() const { return parsed_.load(std::memory_order_relaxed); }
 
  private:
   mutable std::mutex mu_;
@@ -70,6 +77,11 @@ class ProgramRegistry {
   mutable std::map<std::string, std::weak_ptr<const RegisteredProgram>>
       by_hash_;                                                                // GUARDED_BY(mu_)
   std::map<std::string, std::shared_ptr<const RegisteredProgram>> preloaded_;  // GUARDED_BY(mu_)
+  // Contents being copied and parsed by an add(); another add() of the same content
+  // waits for it (loaded_ is notified) instead of copying and parsing it again.
+  std::set<std::string> loading_;  // GUARDED_BY(mu_)
+  std::condition_variable loaded_;
+  std::atomic<uint64_t> parsed_{0};
 };
 
 }  // namespace et::server

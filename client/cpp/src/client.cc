@@ -15,13 +15,27 @@ namespace {
 
 constexpr size_t kInlineProgramBytes = size_t{1} << 20;  // larger programs go through shm
 
-Result<std::vector<uint8_t>> read_file(const std::string& path) {
+Status cannot_read(const std::string& path) {
+  return Status(StatusCode::kNotFound,
+                "cannot read " + path + ": " + std::strerror(errno) + " (check the path)");
+}
+
+// The SHA-256 of the file at `path`, read in chunks (the file is never whole in memory)
+// and its size.
+Result<std::pair<std::string, uint64_t>> hash_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status(StatusCode::kNotFound,
-                  "cannot read " + path + ": " + std::strerror(errno) + " (check the path)");
+  if (!in) return cannot_read(path);
+  etserver::Sha256 hasher;
+  std::vector<char> chunk(size_t{1} << 20);
+  uint64_t size = 0;
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<size_t>(in.gcount());
+    hasher.update({reinterpret_cast<const uint8_t*>(chunk.data()), got});
+    size += got;
   }
-  return std::vector<uint8_t>{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) return cannot_read(path);
+  return std::make_pair(hasher.hex_digest(), size);
 }
 
 }  // namespace
@@ -111,25 +125,26 @@ Client::~Client() = default;
 
 Result<std::shared_ptr<Program>> Client::load_program(const std::string& path,
                                                       const std::string& data_path) {
-  auto bytes = read_file(path);
-  if (!bytes.ok()) return bytes.status();
-  std::vector<uint8_t> data;
+  // Files are hashed in chunks, and read whole only if the daemon lacks them (then
+  // straight into the shared memory that carries them): a process loading a program
+  // the daemon has costs no copy of it.
   auto program = std::make_shared<Program>();
+  auto hashed = hash_file(path);
+  if (!hashed.ok()) return hashed.status();
   program->program_.path = path;
-  program->program_.sha256 = etserver::sha256_hex(*bytes);
+  program->program_.sha256 = hashed->first;
   if (!data_path.empty()) {
-    auto read = read_file(data_path);
-    if (!read.ok()) return read.status();
-    data = std::move(read).value();
-    if (data.empty()) {
+    auto data = hash_file(data_path);
+    if (!data.ok()) return data.status();
+    if (data->second == 0) {
       return Status(StatusCode::kInvalidArgument, data_path + " is empty: not a .ptd data file");
     }
     program->data_.path = data_path;
-    program->data_.sha256 = etserver::sha256_hex(data);
+    program->data_.sha256 = data->first;
   }
   auto id = retry_once(*impl_, [&](const std::shared_ptr<const Session>& session) {
     program->client_ = impl_;
-    return program->id_in(*session, *bytes, data);
+    return program->id_in(*session);
   });
   if (!id.ok()) return id.status();
   return program;
@@ -201,25 +216,8 @@ namespace {
 
 // The bytes to send for `source`: `have` (the caller's), else what was kept, else the
 // file read again into `reread`, which must still hash as it did at load.
-Result<std::span<const uint8_t>> bytes_to_send(
-    const std::string& path, const std::shared_ptr<const std::vector<uint8_t>>& kept,
-    const std::string& sha256, std::span<const uint8_t> have, std::vector<uint8_t>& reread) {
-  if (!have.empty()) return have;
-  if (kept) return std::span<const uint8_t>(*kept);
-  auto file = read_file(path);
-  if (!file.ok()) return file.status();
-  reread = std::move(file).value();
-  if (etserver::sha256_hex(reread) != sha256) {
-    return Status(StatusCode::kFailedPrecondition,
-                  path +
-                      " changed since it was loaded, so it cannot be reloaded after the daemon "
-                      "restarted; load it again with load_program()");
-  }
-  return std::span<const uint8_t>(reread);
-}
-
-// Bytes for a LoadProgram request: inline when small, else copied into a shared-memory
-// slot (held in `held` until the daemon has read it).
+// Bytes for a LoadProgram request: inline when small, else in a shared-memory slot
+// (held in `held` until the daemon has read it).
 struct Staged {
   std::span<const uint8_t> inline_bytes;
   std::optional<pb::SegmentRange> range;
@@ -237,6 +235,56 @@ Result<Staged> stage(ClientImpl& client, std::span<const uint8_t> bytes,
   range.set_length(bytes.size());
   held.push_back(slot->second);
   return Staged{{}, std::move(range)};
+}
+
+Status changed_since_loaded(const std::string& path) {
+  return Status(StatusCode::kFailedPrecondition,
+                path +
+                    " changed since it was loaded, so it cannot be sent to the daemon; load it "
+                    "again with load_program()");
+}
+
+// The file at `path` (whose SHA-256 must still be `sha256`) read straight into the
+// request's bytes: into `small` when it goes inline, else into a shared-memory slot.
+Result<Staged> stage_file(ClientImpl& client, const std::string& path, const std::string& sha256,
+                          std::vector<std::shared_ptr<void>>& held, std::vector<uint8_t>& small) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return cannot_read(path);
+  const auto size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  uint8_t* into = nullptr;
+  std::optional<std::pair<Slot, std::shared_ptr<void>>> slot;
+  if (size <= kInlineProgramBytes) {
+    small.resize(size);
+    into = small.data();
+  } else {
+    auto allocated = client.arena().allocate(size);
+    if (!allocated.ok()) return allocated.status();
+    slot = std::move(allocated).value();
+    into = slot->first.data;
+  }
+  in.read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(size));
+  if (static_cast<uint64_t>(in.gcount()) != size) return changed_since_loaded(path);
+  const std::span<const uint8_t> bytes(into, size);
+  if (etserver::sha256_hex(bytes) != sha256) return changed_since_loaded(path);
+  if (!slot) return Staged{bytes, std::nullopt};
+  pb::SegmentRange range;
+  range.set_segment_id(client.arena().wire_id(slot->first.segment));
+  range.set_offset(slot->first.offset);
+  range.set_length(size);
+  held.push_back(slot->second);
+  return Staged{{}, std::move(range)};
+}
+
+// A program's or data file's bytes for a LoadProgram request: the caller's (`have`),
+// the ones kept for reloading, or its file's.
+Result<Staged> stage_source(ClientImpl& client, const std::string& path,
+                            const std::shared_ptr<const std::vector<uint8_t>>& kept,
+                            const std::string& sha256, std::span<const uint8_t> have,
+                            std::vector<std::shared_ptr<void>>& held, std::vector<uint8_t>& small) {
+  if (!have.empty()) return stage(client, have, held);
+  if (kept) return stage(client, *kept, held);
+  return stage_file(client, path, sha256, held, small);
 }
 
 }  // namespace
@@ -258,10 +306,9 @@ Result<uint64_t> Program::id_in(const Session& session, std::span<const uint8_t>
   std::vector<std::shared_ptr<void>> held;  // the bytes' slots, until the daemon has read them
   if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
     // The daemon lacks these bytes: send them (from the caller, what we kept, or the files).
-    std::vector<uint8_t> reread, reread_data;
-    auto bytes = bytes_to_send(program_.path, program_.bytes, program_.sha256, have, reread);
-    if (!bytes.ok()) return bytes.status();
-    auto staged = stage(*client_, *bytes, held);
+    std::vector<uint8_t> small, small_data;
+    auto staged =
+        stage_source(*client_, program_.path, program_.bytes, program_.sha256, have, held, small);
     if (!staged.ok()) return staged.status();
     if (staged->range) {
       *req.mutable_segment() = *staged->range;
@@ -269,9 +316,8 @@ Result<uint64_t> Program::id_in(const Session& session, std::span<const uint8_t>
       req.set_program_bytes(staged->inline_bytes.data(), staged->inline_bytes.size());
     }
     if (!data_.sha256.empty()) {
-      auto data = bytes_to_send(data_.path, data_.bytes, data_.sha256, have_data, reread_data);
-      if (!data.ok()) return data.status();
-      staged = stage(*client_, *data, held);
+      staged = stage_source(*client_, data_.path, data_.bytes, data_.sha256, have_data, held,
+                            small_data);
       if (!staged.ok()) return staged.status();
       if (staged->range) {
         *req.mutable_data_segment() = *staged->range;
