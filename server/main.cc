@@ -44,6 +44,7 @@ std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore&
     const timespec wait{static_cast<time_t>(tick.count() / 1000),
                         static_cast<long>(tick.count() % 1000) * 1'000'000};
     const int signal_number = sigtimedwait(&stop, nullptr, &wait);
+    core.tick();
     if (signal_number > 0) {
       // A client may be starting a daemon on this path: let it finish first (bounded).
       (void)lock.lock_for(milliseconds(2000));

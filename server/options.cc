@@ -71,6 +71,10 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            for a caller at a steady rate, wake this long before its next
                            call is due and poll until as long after (default 150; 0: never)
   --shutdown-grace-ms N    on SIGTERM/SIGINT, how long running calls may finish (default 10000)
+  --keep-programs-seconds N  keep a program loaded N seconds after its last session let
+                           it go, so the next process to load it finds it ready (default
+                           300; 0: unload at once)
+  --keep-programs-bytes N  at most N bytes of programs kept that way (default 1 GiB)
   --idle-exit SECONDS      exit cleanly after SECONDS with no session open (default 0:
                            never); what clients that start the daemon themselves pass
   --detach                 run in the background in a session of its own; the command
@@ -156,6 +160,10 @@ Result<Options> parse_options(int argc, char** argv) {
             std::chrono::microseconds(std::min<uint64_t>(n, 10'000));
       } else if (flag == "--shutdown-grace-ms") {
         o.shutdown_grace_ms = static_cast<int>(n);
+      } else if (flag == "--keep-programs-seconds") {
+        o.limits.keep_programs = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
+      } else if (flag == "--keep-programs-bytes") {
+        o.limits.keep_programs_bytes = n;
       } else if (flag == "--idle-exit") {
         o.limits.idle_exit = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
       } else {

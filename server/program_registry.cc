@@ -101,6 +101,83 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find(
   return held;
 }
 
+std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_or_await_upload(
+    const std::string& sha256, const std::string& data_sha256, uint64_t asker,
+    std::chrono::milliseconds max_wait) {
+  const std::string key = content_key(sha256, data_sha256);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    if (auto it = by_hash_.find(key); it != by_hash_.end()) {
+      if (auto held = it->second.lock()) return held;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    auto it = awaited_.find(key);
+    if (it == awaited_.end() || it->second.until <= now || it->second.asker == asker) {
+      awaited_[key] = Awaited{asker, now + max_wait};
+      return nullptr;
+    }
+    loaded_.wait_until(lock, it->second.until);
+  }
+}
+
+void ProgramRegistry::forget_asker(uint64_t asker) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = awaited_.begin(); it != awaited_.end();) {
+      it = it->second.asker == asker ? awaited_.erase(it) : std::next(it);
+    }
+  }
+  loaded_.notify_all();
+}
+
+void ProgramRegistry::set_keep_warm(std::chrono::milliseconds keep_for, uint64_t max_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  keep_for_ = keep_for;
+  keep_max_bytes_ = max_bytes;
+}
+
+void ProgramRegistry::keep_warm(std::shared_ptr<const RegisteredProgram> program) {
+  std::vector<std::shared_ptr<const RegisteredProgram>> released;  // freed outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t bytes = program->size_bytes + program->data_size_bytes;
+    for (auto it = warm_.begin(); it != warm_.end(); ++it) {
+      if (it->program == program) {
+        warm_bytes_ -= bytes;
+        released.push_back(std::move(it->program));
+        warm_.erase(it);
+        break;
+      }
+    }
+    if (keep_for_.count() <= 0 || bytes > keep_max_bytes_) return;
+    warm_.push_back(Warm{std::move(program), std::chrono::steady_clock::now() + keep_for_});
+    warm_bytes_ += bytes;
+    while (warm_bytes_ > keep_max_bytes_) {
+      const RegisteredProgram& oldest = *warm_.front().program;
+      warm_bytes_ -= oldest.size_bytes + oldest.data_size_bytes;
+      released.push_back(std::move(warm_.front().program));
+      warm_.pop_front();
+    }
+  }
+}
+
+void ProgramRegistry::drop_expired() {
+  std::vector<std::shared_ptr<const RegisteredProgram>> released;  // freed outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = warm_.begin(); it != warm_.end();) {
+      if (it->until > now) {
+        ++it;
+        continue;
+      }
+      warm_bytes_ -= it->program->size_bytes + it->program->data_size_bytes;
+      released.push_back(std::move(it->program));
+      it = warm_.erase(it);
+    }
+  }
+}
+
 std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
     const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -110,7 +187,8 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
 
 Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistry::add(
     std::span<const uint8_t> bytes, const std::string& expected_sha256,
-    std::span<const uint8_t> data, const std::string& expected_data_sha256) {
+    std::span<const uint8_t> data, const std::string& expected_data_sha256,
+    const std::string& uploader) {
   // Hashed where the bytes are (a client's shared memory, maybe): many sessions sending
   // one program at once cost one copy and one parse. A client changing its bytes
   // meanwhile only gets a hash of something else here; the copies are hashed again.
@@ -121,7 +199,10 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
     while (true) {
       auto it = by_hash_.find(seen);
       if (it != by_hash_.end()) {
-        if (auto held = it->second.lock()) return std::make_pair(held, true);
+        if (auto held = it->second.lock()) {
+          held->note_uploader(uploader);
+          return std::make_pair(held, true);
+        }
       }
       if (loading_.count(seen) == 0) break;
       loaded_.wait(lock);
@@ -135,6 +216,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
       {
         std::lock_guard<std::mutex> lock(r.mu_);
         r.loading_.erase(key);
+        r.awaited_.erase(key);  // sent: whoever waited for it finds it (or sends their own)
       }
       r.loaded_.notify_all();
     }
@@ -142,13 +224,20 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
   ET_ASSIGN_OR_RETURN(Copies copies,
                       copy_and_hash(bytes, expected_sha256, data, expected_data_sha256));
   const std::string key = content_key(copies.sha256, copies.data_sha256);
-  if (auto held = find(copies.sha256, copies.data_sha256)) return std::make_pair(held, true);
+  if (auto held = find(copies.sha256, copies.data_sha256)) {
+    held->note_uploader(uploader);
+    return std::make_pair(held, true);
+  }
   // Parse outside the lock: loading a large program must not stall other sessions.
   parsed_.fetch_add(1, std::memory_order_relaxed);
   ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
+  entry->note_uploader(uploader);
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = by_hash_[key];
-  if (auto held = slot.lock()) return std::make_pair(held, true);  // concurrently loaded
+  if (auto held = slot.lock()) {  // concurrently loaded
+    held->note_uploader(uploader);
+    return std::make_pair(held, true);
+  }
   slot = entry;
   return std::make_pair(std::shared_ptr<const RegisteredProgram>(entry), false);
 }

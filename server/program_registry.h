@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +46,17 @@ class ProgramRegistry {
   // some session (or the preload) holds it; else null.
   std::shared_ptr<const RegisteredProgram> find(const std::string& sha256,
                                                 const std::string& data_sha256 = {}) const;
+  // find(), except when another caller (`asker` differs) was just told this content is
+  // missing and is expected to send it: then waits for that upload (at most `max_wait`)
+  // and returns its program, so that many sessions starting at once send a program
+  // once. Null means the caller is now the one expected to send the bytes (for
+  // `max_wait`; after that, or once an add() of the content ends, others stop waiting).
+  std::shared_ptr<const RegisteredProgram> find_or_await_upload(const std::string& sha256,
+                                                                const std::string& data_sha256,
+                                                                uint64_t asker,
+                                                                std::chrono::milliseconds max_wait);
+  // The session `asker` ended: nobody waits any longer for uploads it was told to send.
+  void forget_asker(uint64_t asker);
   // The preloaded program named `name`, or null.
   std::shared_ptr<const RegisteredProgram> find_preloaded(const std::string& name) const;
 
@@ -54,9 +67,12 @@ class ProgramRegistry {
   // bytes are always hashed: a known hash alone never stands in for them. Returns the
   // shared entry and whether it existed.
   // Errors: InvalidArgument on a hash mismatch; DataFile::load's and Program::load's.
+  // `uploader` (the sending session's peer key; empty for local clients) is noted as
+  // having sent the content before any other caller can find it.
   Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> add(
       std::span<const uint8_t> bytes, const std::string& expected_sha256,
-      std::span<const uint8_t> data = {}, const std::string& expected_data_sha256 = {});
+      std::span<const uint8_t> data = {}, const std::string& expected_data_sha256 = {},
+      const std::string& uploader = {});
 
   // Reads the file at `path` (with the external data file at `data_path` unless empty)
   // and keeps it loaded for the daemon's lifetime under `name`. Errors: IoError naming
@@ -67,6 +83,15 @@ class ProgramRegistry {
   std::vector<std::string> preloaded_names() const;
   // Distinct programs currently loaded.
   size_t size() const;
+  // Keeps `program` loaded for `keep_for` after a session let it go (its last session,
+  // maybe), so that the next process loading it (the next test of a CI run) finds it
+  // parsed with its weights packed, instead of sending and parsing it again. At most
+  // `max_bytes` of programs are kept this way; the least recently released go first.
+  // A program kept again has its time restarted.
+  void keep_warm(std::shared_ptr<const RegisteredProgram> program);
+  void set_keep_warm(std::chrono::milliseconds keep_for, uint64_t max_bytes);
+  // Lets go of the programs kept longer than keep_for (the daemon calls it now and then).
+  void drop_expired();
   // Programs copied and parsed since the start (each add() that did not find its
   // content loaded or being loaded).
   uint64_t parsed() const { return parsed_.load(std::memory_order_relaxed); }
@@ -80,6 +105,22 @@ class ProgramRegistry {
   // Contents being copied and parsed by an add(); another add() of the same content
   // waits for it (loaded_ is notified) instead of copying and parsing it again.
   std::set<std::string> loading_;  // GUARDED_BY(mu_)
+  // Contents a caller of find_or_await_upload() was told to send: who, and until when
+  // others wait for it.
+  struct Awaited {
+    uint64_t asker = 0;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::map<std::string, Awaited> awaited_;  // GUARDED_BY(mu_)
+  // Programs kept loaded after their sessions let them go, oldest first (keep_warm()).
+  struct Warm {
+    std::shared_ptr<const RegisteredProgram> program;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::list<Warm> warm_;                   // GUARDED_BY(mu_)
+  uint64_t warm_bytes_ = 0;                // GUARDED_BY(mu_)
+  std::chrono::milliseconds keep_for_{0};  // GUARDED_BY(mu_)
+  uint64_t keep_max_bytes_ = 0;            // GUARDED_BY(mu_)
   std::condition_variable loaded_;
   std::atomic<uint64_t> parsed_{0};
 };

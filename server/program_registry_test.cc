@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <latch>
 #include <thread>
 #include <vector>
+
+#include "proto/sha256.h"
 
 namespace et::server {
 namespace {
@@ -60,6 +63,89 @@ TEST(ProgramRegistry, AFailedLoadLetsTheWaitersTryThemselves) {
   for (auto& t : threads) t.join();
   EXPECT_GE(registry.parsed(), 1u);
   EXPECT_EQ(registry.size(), 0u);
+}
+
+TEST(ProgramRegistry, SessionsAskingByHashWaitForTheOneSendingTheBytes) {
+  const std::vector<uint8_t> bytes = fixture("add.pte");
+  ProgramRegistry registry;
+  const std::string sha = ::etserver::sha256_hex(bytes);
+  // Session 1 asks first: it is told to send the bytes.
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, std::chrono::seconds(10)), nullptr);
+  // Session 2 asks meanwhile: it waits for session 1's upload and gets its program.
+  std::shared_ptr<const RegisteredProgram> waited;
+  std::thread second(
+      [&] { waited = registry.find_or_await_upload(sha, "", 2, std::chrono::seconds(10)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto added = registry.add(bytes, sha, {}, {}, "ipv4:10.0.0.7");
+  ASSERT_TRUE(added.ok());
+  second.join();
+  EXPECT_EQ(waited, added->first);
+  // Noted before the waiter could see it: a waiter checking who sent it must not find
+  // the program without its sender (and answer "send it" again).
+  EXPECT_TRUE(waited->uploaded_by("ipv4:10.0.0.7"));
+  EXPECT_EQ(registry.parsed(), 1u);
+}
+
+TEST(ProgramRegistry, AnUploadThatNeverComesStopsTheWaitAtItsDeadline) {
+  ProgramRegistry registry;
+  const std::string sha(64, 'a');
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, std::chrono::milliseconds(100)), nullptr);
+  // Session 2 waits out session 1's window, then is the one told to send.
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, std::chrono::milliseconds(100)), nullptr);
+  // And now session 1 waits for session 2 (its window), likewise bounded.
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, std::chrono::milliseconds(100)), nullptr);
+}
+
+TEST(ProgramRegistry, AReleasedProgramStaysLoadedForTheNextSession) {
+  const std::vector<uint8_t> bytes = fixture("add.pte");
+  const std::string sha = ::etserver::sha256_hex(bytes);
+  ProgramRegistry registry;
+  registry.set_keep_warm(std::chrono::seconds(60), uint64_t{1} << 30);
+  {
+    auto added = registry.add(bytes, sha);
+    ASSERT_TRUE(added.ok());
+    registry.keep_warm(added->first);  // its session closed
+  }
+  EXPECT_NE(registry.find(sha), nullptr) << "the next session would send and parse it again";
+  EXPECT_EQ(registry.parsed(), 1u);
+}
+
+TEST(ProgramRegistry, KeptProgramsGoWhenTheirTimeIsUpOrTheBytesRunOut) {
+  const std::vector<uint8_t> add = fixture("add.pte"), mlp = fixture("mlp.pte");
+  ProgramRegistry registry;
+  // Room for the larger program alone: keeping the second lets the first go.
+  registry.set_keep_warm(std::chrono::milliseconds(50), std::max(add.size(), mlp.size()));
+  for (const auto* bytes : {&add, &mlp}) {
+    auto added = registry.add(*bytes, "");
+    ASSERT_TRUE(added.ok());
+    registry.keep_warm(added->first);
+  }
+  EXPECT_EQ(registry.find(::etserver::sha256_hex(add)), nullptr);
+  EXPECT_NE(registry.find(::etserver::sha256_hex(mlp)), nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  registry.drop_expired();
+  EXPECT_EQ(registry.find(::etserver::sha256_hex(mlp)), nullptr);
+  // Keeping off (0 s): a released program goes at once.
+  registry.set_keep_warm(std::chrono::seconds(0), uint64_t{1} << 30);
+  auto added = registry.add(add, "");
+  ASSERT_TRUE(added.ok());
+  registry.keep_warm(added->first);
+  added = Status();  // the session's reference is gone
+  EXPECT_EQ(registry.find(::etserver::sha256_hex(add)), nullptr);
+}
+
+TEST(ProgramRegistry, WhenTheSenderGoesTheWaitersStopWaiting) {
+  ProgramRegistry registry;
+  const std::string sha(64, 'b');
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, std::chrono::seconds(30)), nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    registry.forget_asker(1);  // session 1 closed without sending
+  });
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, std::chrono::seconds(30)), nullptr);
+  closer.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 }  // namespace

@@ -117,6 +117,7 @@ ServiceCore::ServiceCore(ServiceLimits limits, std::string fd_socket_path)
     : limits_(limits), fd_socket_path_(std::move(fd_socket_path)) {
   if (limits_.max_concurrent_runs == 0)
     limits_.max_concurrent_runs = ThreadPool::global().threads();
+  registry_.set_keep_warm(limits_.keep_programs, limits_.keep_programs_bytes);
 }
 
 ServiceCore::~ServiceCore() {
@@ -205,6 +206,8 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
   }
   for (auto& channel : channels) channel->join();
   fast_channels_ -= channels.size();
+  for (auto& [id, program] : programs) registry_.keep_warm(program);
+  registry_.forget_asker(s->number);
   spdlog::info(
       "session {} closed: released {} method(s), {} segment(s), {} program(s), {} fast-path "
       "channel(s)",
@@ -316,9 +319,8 @@ Result<uint64_t> ServiceCore::load_program_fd(const std::string& token, int fd) 
     if (n <= 0) return io_error("program file: read failed or the file shrank");
     got += static_cast<size_t>(n);
   }
-  auto added = registry_.add(bytes, "");
+  auto added = registry_.add(bytes, "", {}, {}, s->peer_key);
   if (!added.ok()) return added.status().with_context("program file");
-  added->first->note_uploader(s->peer_key);
   if (!added->second) {
     spdlog::info("program {} loaded ({} bytes, from a file) by session {}",
                  added->first->sha256.substr(0, 12), added->first->size_bytes, s->number);
@@ -370,7 +372,12 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
             "data_bytes/data_segment: send the program's bytes with its data file's (or "
             "neither, to load a pair the daemon has by their hashes)");
       }
-      program = registry_.find(req.sha256(), req.data_sha256());
+      // Sessions asking for one program at once: the first is told to send it, the
+      // others wait for that upload instead of all sending the bytes.
+      // (A busy machine can take seconds to start the sender; a sender that closes its
+      // session lets the others go at once.)
+      program = registry_.find_or_await_upload(req.sha256(), req.data_sha256(), s->number,
+                                               std::chrono::milliseconds(10'000));
       // A program another host uploaded is not found by its hash alone: a remote
       // client learns nothing of other tenants' models and sends the bytes once.
       if (program && program->name.empty() && !program->uploaded_by(s->peer_key)) {
@@ -433,10 +440,9 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
             "(--max-program-bytes)",
             total, data.empty() ? "" : " with its data file", limits_.max_program_bytes));
       }
-      auto added = registry_.add(bytes, req.sha256(), data, req.data_sha256());
+      auto added = registry_.add(bytes, req.sha256(), data, req.data_sha256(), s->peer_key);
       if (!added.ok()) return added.status().with_context("program");
       program = added->first;
-      program->note_uploader(s->peer_key);
       existed = added->second;
       if (!existed) {
         spdlog::info("program {} loaded ({} bytes{}) by session {}", program->sha256.substr(0, 12),
@@ -484,6 +490,7 @@ Status ServiceCore::describe_program(const pb::DescribeProgramRequest& req,
 Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
   std::vector<std::shared_ptr<MethodSlot>> dropped;
+  std::shared_ptr<const RegisteredProgram> released;
   {
     std::lock_guard<std::mutex> lock(s->mu);
     auto it = s->programs.find(req.program_id());
@@ -497,8 +504,10 @@ Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
       }
     }
     s->program_bytes -= it->second->size_bytes + it->second->data_size_bytes;
+    released = std::move(it->second);
     s->programs.erase(it);
   }
+  registry_.keep_warm(std::move(released));
   for (auto& slot : dropped) {
     slot->when_idle([&] { slot->method.reset(); });
   }

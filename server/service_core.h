@@ -48,6 +48,11 @@ struct ServiceLimits {
   FastChannelTiming fast_path_timing;
   // --idle-exit: the daemon exits after this long with no session (0: never).
   std::chrono::seconds idle_exit{0};
+  // --keep-programs-seconds / --keep-programs-bytes: programs stay loaded this long
+  // after their last session let them go, within this many bytes (ProgramRegistry::
+  // keep_warm): the next process to load one finds it ready.
+  std::chrono::seconds keep_programs{300};
+  uint64_t keep_programs_bytes = uint64_t{1} << 30;
   bool fast_path = true;  // false: channels are refused and sessions offer none
 };
 
@@ -88,6 +93,9 @@ class ServiceCore {
     return limits_.request_deadline + limits_.execution_deadline;
   }
 
+  // Housekeeping the daemon's main loop runs now and then: lets go of programs kept
+  // warm for longer than keep_programs.
+  void tick() { registry_.drop_expired(); }
   // Stops accepting new calls (Unavailable) and new sessions; running calls finish.
   void begin_shutdown() { shutting_down_ = true; }
   // How long the daemon has had no session (since its start or its last session

@@ -3,6 +3,7 @@ starting at once share it, and it exits by itself once idle, leaving nothing beh
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -153,3 +154,27 @@ def test_a_daemon_that_cannot_start_is_reported_with_its_log(private_dir):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "did not start" in result.stderr and "disk on fire" in result.stderr, result.stderr
+
+
+def test_the_next_process_finds_the_program_loaded(private_dir):
+    # Test processes that run one after another (a CI job's steps) send and parse a
+    # program once: the daemon keeps it loaded after the first process ends.
+    sock = private_dir / "s.sock"
+    code = textwrap.dedent("""
+        import json, sys
+        import etclient
+        runtime = etclient.Runtime(sys.argv[1], idle_exit=30)
+        runtime.load_program(sys.argv[2]).load_method()
+        print(json.dumps(runtime.server_status()))
+    """)
+    statuses = []
+    for _ in range(3):
+        result = subprocess.run([sys.executable, "-c", code, str(sock),
+                                 str(MODELS / "mobilenet_v2_xnnpack.pte")],
+                                env=spawn_env(), capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        statuses.append(json.loads(result.stdout))
+    assert [s["program_loads"] for s in statuses] == [1, 2, 3]
+    assert [s["program_loads_shared"] for s in statuses] == [0, 1, 2]
+    log = (private_dir / "s.sock.log").read_text()
+    assert log.count(" loaded (") == 1, log
