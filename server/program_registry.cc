@@ -116,7 +116,9 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_or_await_upload(
       awaited_[key] = Awaited{asker, now + max_wait};
       return nullptr;
     }
-    loaded_.wait_until(lock, it->second.until);
+    // A copy: the entry may be erased while this waits (and wait_until reads it again).
+    const auto until = it->second.until;
+    loaded_.wait_until(lock, until);
   }
 }
 
