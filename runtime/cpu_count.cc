@@ -38,13 +38,24 @@ std::string own_cgroup() {
 }
 
 size_t probe_quota_cpus() {
-  const std::string group = own_cgroup();
-  // Inside a container the cgroup namespace makes the own group "/", whose cpu.max is
-  // the container's limit; outside one, the group's own file.
-  for (const std::string& dir : {"/sys/fs/cgroup" + group, std::string("/sys/fs/cgroup")}) {
-    const std::string text = read_file(dir + "/cpu.max");
-    if (!text.empty()) return cpus_from_cgroup_cpu_max(text);
+  // cgroup v2: the tightest cpu.max from the process's own group up to the root (a
+  // systemd slice's CPUQuota or a Kubernetes pod limit sits on a parent). Inside a
+  // container the cgroup namespace makes the own group "/", the container's limit.
+  size_t tightest = 0;
+  bool any = false;
+  std::string group = own_cgroup();
+  while (true) {
+    const std::string text = read_file("/sys/fs/cgroup" + group + "/cpu.max");
+    if (!text.empty()) {
+      any = true;
+      const size_t cpus = cpus_from_cgroup_cpu_max(text);
+      if (cpus != 0) tightest = tightest == 0 ? cpus : std::min(tightest, cpus);
+    }
+    if (group.empty() || group == "/") break;
+    const size_t slash = group.rfind('/');
+    group = slash == std::string::npos || slash == 0 ? std::string() : group.substr(0, slash);
   }
+  if (any) return tightest;
   // cgroup v1 (older hosts): the quota and period in two files, -1 for no limit.
   for (const char* dir : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
     std::string quota = read_file(std::string(dir) + "/cpu.cfs_quota_us");

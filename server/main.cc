@@ -50,8 +50,10 @@ std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore&
       (void)lock.lock_for(milliseconds(2000));
       return strsignal(signal_number);
     }
+    // Without a lock file to take (it could not be opened: logged at start), the idle
+    // exit goes ahead unguarded rather than never.
     if (o.limits.idle_exit.count() > 0 && core.idle_for() >= o.limits.idle_exit &&
-        lock.try_lock()) {
+        (lock.try_lock() || !lock.error().empty())) {
       if (core.begin_shutdown_if_idle()) {
         return fmt::format("no session for {} s (--idle-exit)", o.limits.idle_exit.count());
       }
@@ -130,11 +132,20 @@ int run(const et::server::Options& o, int ready_fd) {
                o.socket, o.listen.empty() ? "" : " and " + o.listen,
                et::ThreadPool::global().threads());
 
+  // The socket this daemon listens on: at exit it removes that one only, not one a
+  // successor put at the same path meanwhile.
+  struct stat bound {};
+  const bool have_bound = stat(o.socket.c_str(), &bound) == 0;
+  etserver::SpawnLock lock(o.socket);
+  if (!lock.error().empty()) {
+    spdlog::warn("{}: starting and stopping daemons on this socket is not serialised",
+                 lock.error());
+  }
+  core.restart_idle_clock();
   if (ready_fd >= 0) {  // --detach: the command that started us may return now
     (void)!write(ready_fd, "1", 1);
     close(ready_fd);
   }
-  etserver::SpawnLock lock(o.socket);
   const std::string reason = wait_for_stop(o, core, lock);
   spdlog::info("{}: stopping (running calls get {} ms)", reason, o.shutdown_grace_ms);
   core.begin_shutdown();
@@ -145,7 +156,10 @@ int run(const et::server::Options& o, int ready_fd) {
   server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
   fd_channel->reset();
-  std::remove(o.socket.c_str());
+  if (struct stat now{}; have_bound && stat(o.socket.c_str(), &now) == 0 &&
+                         now.st_dev == bound.st_dev && now.st_ino == bound.st_ino) {
+    std::remove(o.socket.c_str());
+  }
   spdlog::info("stopped");
   return 0;  // `lock` is released as it goes
 }

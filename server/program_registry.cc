@@ -103,8 +103,10 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find(
 
 std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_or_await_upload(
     const std::string& sha256, const std::string& data_sha256, uint64_t asker,
-    std::chrono::milliseconds max_wait) {
+    const std::string& peer, std::chrono::milliseconds max_wait) {
   const std::string key = content_key(sha256, data_sha256);
+  // This caller's own limit, fixed now: nothing another session does extends it.
+  const auto give_up = std::chrono::steady_clock::now() + max_wait;
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     if (auto it = by_hash_.find(key); it != by_hash_.end()) {
@@ -112,14 +114,39 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_or_await_upload(
     }
     const auto now = std::chrono::steady_clock::now();
     auto it = awaited_.find(key);
-    if (it == awaited_.end() || it->second.until <= now || it->second.asker == asker) {
-      awaited_[key] = Awaited{asker, now + max_wait};
+    if (it == awaited_.end() || it->second.until <= now) {
+      awaited_[key] = Awaited{asker, peer, now + max_wait};
+      return nullptr;
+    }
+    // The sender itself (asking again: its claim is not extended), a sender on another
+    // host (whose upload this caller could not use, and whose plans it must not learn),
+    // the daemon stopping, or this caller's limit: send the bytes yourself.
+    if (it->second.asker == asker || it->second.peer != peer || stop_waiting_ || now >= give_up) {
       return nullptr;
     }
     // A copy: the entry may be erased while this waits (and wait_until reads it again).
-    const auto until = it->second.until;
+    const auto until = std::min(it->second.until, give_up);
     loaded_.wait_until(lock, until);
   }
+}
+
+void ProgramRegistry::release_claim(const std::string& sha256, const std::string& data_sha256,
+                                    uint64_t asker) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = awaited_.find(content_key(sha256, data_sha256));
+    if (it == awaited_.end() || it->second.asker != asker) return;
+    awaited_.erase(it);
+  }
+  loaded_.notify_all();
+}
+
+void ProgramRegistry::stop_waiting() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_waiting_ = true;
+  }
+  loaded_.notify_all();
 }
 
 void ProgramRegistry::forget_asker(uint64_t asker) {
@@ -194,9 +221,14 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
   // Hashed where the bytes are (a client's shared memory, maybe): many sessions sending
   // one program at once cost one copy and one parse. A client changing its bytes
   // meanwhile only gets a hash of something else here; the copies are hashed again.
-  const std::string seen =
-      content_key(::etserver::sha256_hex(bytes), data.empty() ? "" : ::etserver::sha256_hex(data));
-  {
+  const std::string sha = ::etserver::sha256_hex(bytes);
+  const std::string data_sha = data.empty() ? "" : ::etserver::sha256_hex(data);
+  const std::string seen = content_key(sha, data_sha);
+  // Bytes that are not what the caller says they are take the checked path below (its
+  // errors name the mismatch); only matching ones may be answered by what is loaded.
+  const bool as_claimed = (expected_sha256.empty() || expected_sha256 == sha) &&
+                          (expected_data_sha256.empty() || expected_data_sha256 == data_sha);
+  if (as_claimed) {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
       auto it = by_hash_.find(seen);
@@ -214,7 +246,9 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
   struct Done {  // whatever happens below, waiters for `seen` are let go
     ProgramRegistry& r;
     const std::string& key;
+    bool loading;  // this call holds `key` in loading_
     ~Done() {
+      if (!loading) return;
       {
         std::lock_guard<std::mutex> lock(r.mu_);
         r.loading_.erase(key);
@@ -222,7 +256,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
       }
       r.loaded_.notify_all();
     }
-  } done{*this, seen};
+  } done{*this, seen, as_claimed};
   ET_ASSIGN_OR_RETURN(Copies copies,
                       copy_and_hash(bytes, expected_sha256, data, expected_data_sha256));
   const std::string key = content_key(copies.sha256, copies.data_sha256);

@@ -51,10 +51,18 @@ class ProgramRegistry {
   // and returns its program, so that many sessions starting at once send a program
   // once. Null means the caller is now the one expected to send the bytes (for
   // `max_wait`; after that, or once an add() of the content ends, others stop waiting).
+  // Only callers of one `peer` (ServiceCore's peer key) wait for each other; each waits
+  // at most `max_wait` from its call, and not at all once stop_waiting() was called.
   std::shared_ptr<const RegisteredProgram> find_or_await_upload(const std::string& sha256,
                                                                 const std::string& data_sha256,
                                                                 uint64_t asker,
+                                                                const std::string& peer,
                                                                 std::chrono::milliseconds max_wait);
+  // `asker`'s upload of this content ended without add() (refused before it): the
+  // others stop waiting for it.
+  void release_claim(const std::string& sha256, const std::string& data_sha256, uint64_t asker);
+  // The daemon is stopping: every wait ends now, and none starts.
+  void stop_waiting();
   // The session `asker` ended: nobody waits any longer for uploads it was told to send.
   void forget_asker(uint64_t asker);
   // The preloaded program named `name`, or null.
@@ -109,9 +117,11 @@ class ProgramRegistry {
   // others wait for it.
   struct Awaited {
     uint64_t asker = 0;
+    std::string peer;
     std::chrono::steady_clock::time_point until;
   };
   std::map<std::string, Awaited> awaited_;  // GUARDED_BY(mu_)
+  bool stop_waiting_ = false;               // GUARDED_BY(mu_)
   // Programs kept loaded after their sessions let them go, oldest first (keep_warm()).
   struct Warm {
     std::shared_ptr<const RegisteredProgram> program;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <latch>
 #include <thread>
@@ -70,11 +71,11 @@ TEST(ProgramRegistry, SessionsAskingByHashWaitForTheOneSendingTheBytes) {
   ProgramRegistry registry;
   const std::string sha = ::etserver::sha256_hex(bytes);
   // Session 1 asks first: it is told to send the bytes.
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, std::chrono::seconds(10)), nullptr);
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", std::chrono::seconds(10)), nullptr);
   // Session 2 asks meanwhile: it waits for session 1's upload and gets its program.
   std::shared_ptr<const RegisteredProgram> waited;
   std::thread second(
-      [&] { waited = registry.find_or_await_upload(sha, "", 2, std::chrono::seconds(10)); });
+      [&] { waited = registry.find_or_await_upload(sha, "", 2, "", std::chrono::seconds(10)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto added = registry.add(bytes, sha, {}, {}, "ipv4:10.0.0.7");
   ASSERT_TRUE(added.ok());
@@ -89,11 +90,11 @@ TEST(ProgramRegistry, SessionsAskingByHashWaitForTheOneSendingTheBytes) {
 TEST(ProgramRegistry, AnUploadThatNeverComesStopsTheWaitAtItsDeadline) {
   ProgramRegistry registry;
   const std::string sha(64, 'a');
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, std::chrono::milliseconds(100)), nullptr);
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", std::chrono::milliseconds(100)), nullptr);
   // Session 2 waits out session 1's window, then is the one told to send.
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, std::chrono::milliseconds(100)), nullptr);
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, "", std::chrono::milliseconds(100)), nullptr);
   // And now session 1 waits for session 2 (its window), likewise bounded.
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, std::chrono::milliseconds(100)), nullptr);
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", std::chrono::milliseconds(100)), nullptr);
 }
 
 TEST(ProgramRegistry, AReleasedProgramStaysLoadedForTheNextSession) {
@@ -137,15 +138,86 @@ TEST(ProgramRegistry, KeptProgramsGoWhenTheirTimeIsUpOrTheBytesRunOut) {
 TEST(ProgramRegistry, WhenTheSenderGoesTheWaitersStopWaiting) {
   ProgramRegistry registry;
   const std::string sha(64, 'b');
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, std::chrono::seconds(30)), nullptr);
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", std::chrono::seconds(30)), nullptr);
   const auto start = std::chrono::steady_clock::now();
   std::thread closer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     registry.forget_asker(1);  // session 1 closed without sending
   });
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, std::chrono::seconds(30)), nullptr);
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, "", std::chrono::seconds(30)), nullptr);
   closer.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+// How long find_or_await_upload(`asker`, `peer`) took to give up while `meanwhile` ran
+// on this thread (session 1 holds the claim, on `claim_peer`, for `claim`).
+std::chrono::milliseconds waited_for(ProgramRegistry& registry, const std::string& claim_peer,
+                                     std::chrono::milliseconds claim, const std::string& peer,
+                                     const std::function<void()>& meanwhile) {
+  const std::string sha(64, 'c');
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, claim_peer, claim), nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  std::chrono::milliseconds took{};
+  std::thread waiter([&] {
+    EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, peer, std::chrono::seconds(30)), nullptr);
+    took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
+  });
+  meanwhile();
+  waiter.join();
+  return took;
+}
+
+TEST(ProgramRegistry, TheSenderAskingAgainDoesNotExtendTheWait) {
+  ProgramRegistry registry;
+  const auto took = waited_for(registry, "", std::chrono::milliseconds(200), "", [&] {
+    // 2 s of session 1 asking again (once the claim passes to session 2, each ask
+    // waits for that one up to its 200 ms).
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (std::chrono::steady_clock::now() < end) {
+      EXPECT_EQ(registry.find_or_await_upload(std::string(64, 'c'), "", 1, "",
+                                              std::chrono::milliseconds(200)),
+                nullptr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  EXPECT_LT(took, std::chrono::milliseconds(1500)) << "the claim was renewed by re-asking";
+}
+
+TEST(ProgramRegistry, OnlySessionsOfOnePeerWaitForEachOther) {
+  ProgramRegistry registry;
+  const auto took = waited_for(registry, "ipv4:10.0.0.7", std::chrono::seconds(30), "", [] {});
+  EXPECT_LT(took, std::chrono::seconds(5)) << "a local session waited for a remote sender";
+}
+
+TEST(ProgramRegistry, AStoppingDaemonOrARefusedUploadEndsTheWait) {
+  ProgramRegistry stopping;
+  EXPECT_LT(waited_for(stopping, "", std::chrono::seconds(30), "",
+                       [&] {
+                         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                         stopping.stop_waiting();
+                       }),
+            std::chrono::seconds(5));
+  ProgramRegistry refused;
+  EXPECT_LT(waited_for(refused, "", std::chrono::seconds(30), "",
+                       [&] {
+                         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                         refused.release_claim(std::string(64, 'c'), "", 1);
+                       }),
+            std::chrono::seconds(5));
+}
+
+TEST(ProgramRegistry, BytesThatAreNotWhatTheCallerSaysAreRefusedEvenWhenLoaded) {
+  const std::vector<uint8_t> bytes = fixture("add.pte");
+  ProgramRegistry registry;
+  auto first = registry.add(bytes, "");
+  ASSERT_TRUE(first.ok());
+  auto wrong = registry.add(bytes, std::string(64, 'e'));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().to_string().find("hash to"), std::string::npos)
+      << wrong.status().to_string();
+  auto no_data = registry.add(bytes, "", {}, std::string(64, 'd'));
+  EXPECT_FALSE(no_data.ok()) << "a data file was named but none sent";
 }
 
 }  // namespace

@@ -136,10 +136,18 @@ std::chrono::steady_clock::duration ServiceCore::idle_for() const {
 }
 
 bool ServiceCore::begin_shutdown_if_idle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!sessions_.empty()) return false;
-  shutting_down_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!sessions_.empty()) return false;
+    shutting_down_ = true;
+  }
+  registry_.stop_waiting();
   return true;
+}
+
+void ServiceCore::restart_idle_clock() {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_since_ = std::chrono::steady_clock::now();
 }
 
 Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& client_name) {
@@ -377,7 +385,7 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
       // (A busy machine can take seconds to start the sender; a sender that closes its
       // session lets the others go at once.)
       program = registry_.find_or_await_upload(req.sha256(), req.data_sha256(), s->number,
-                                               std::chrono::milliseconds(10'000));
+                                               s->peer_key, std::chrono::milliseconds(10'000));
       // A program another host uploaded is not found by its hash alone: a remote
       // client learns nothing of other tenants' models and sends the bytes once.
       if (program && program->name.empty() && !program->uploaded_by(s->peer_key)) {
@@ -401,6 +409,14 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
       break;
     case pb::LoadProgramRequest::kProgramBytes:
     case pb::LoadProgramRequest::kSegment: {
+      // However this upload ends (refused by a limit, say), sessions waiting for it
+      // stop waiting (a successful add() has let them go already).
+      struct Release {
+        ProgramRegistry& registry;
+        const pb::LoadProgramRequest& req;
+        uint64_t session;
+        ~Release() { registry.release_claim(req.sha256(), req.data_sha256(), session); }
+      } release{registry_, req, s->number};
       std::span<const uint8_t> bytes;
       std::shared_ptr<Segment> segment;
       if (req.source_case() == pb::LoadProgramRequest::kProgramBytes) {

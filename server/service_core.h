@@ -97,13 +97,19 @@ class ServiceCore {
   // warm for longer than keep_programs.
   void tick() { registry_.drop_expired(); }
   // Stops accepting new calls (Unavailable) and new sessions; running calls finish.
-  void begin_shutdown() { shutting_down_ = true; }
+  void begin_shutdown() {
+    shutting_down_ = true;
+    registry_.stop_waiting();
+  }
   // How long the daemon has had no session (since its start or its last session
   // closed); zero while any session is open.
   std::chrono::steady_clock::duration idle_for() const;
   // begin_shutdown() if no session is open, in one step with open_session(): a session
   // either opened before (and this returns false) or is refused as shutting down.
   bool begin_shutdown_if_idle();
+  // Idle time counts from now (when the daemon starts listening: a long --models
+  // preload is not idleness).
+  void restart_idle_clock();
   bool shutting_down() const { return shutting_down_; }
 
   // The calls of the protocol (proto/et_serverd.proto documents each).

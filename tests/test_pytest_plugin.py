@@ -22,7 +22,7 @@ def test_sixteen_xdist_workers_share_one_auto_started_daemon(tmp_path):
     sock = run_dir / "s.sock"
     shutil.copy(EXAMPLE, tmp_path / "test_example.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ETSERVER_")}
-    env.update(ETSERVER_BIN=str(built_tool("et-serverd", "server")), ETSERVER_IDLE_EXIT="2",
+    env.update(ETSERVER_BIN=str(built_tool("et-serverd", "server")), ETSERVER_IDLE_EXIT="1",
                ET_MODELS=str(MODELS))
     try:
         result = subprocess.run(

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -86,6 +87,10 @@ Status start_detached(const std::string& binary, const SpawnRequest& request,
     // ECHILD: the caller reaps children itself (SIGCHLD ignored): watch the socket.
     if (done < 0 && errno == ECHILD && daemon_listens(request.socket)) return Status();
     if (std::chrono::steady_clock::now() >= deadline) {
+      if (done == 0) {  // not reaped yet: no zombie is left in the caller
+        kill(pid, SIGKILL);
+        (void)waitpid(pid, nullptr, 0);
+      }
       return unavailable("et-serverd (" + binary + ") did not listen on " + request.socket +
                          " within " + std::to_string(request.timeout.count()) +
                          " ms; its log: " + log);

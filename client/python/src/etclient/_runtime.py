@@ -4,6 +4,7 @@ et-serverd. The conversions and the ownership rules live in the extension
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -189,7 +190,7 @@ class Runtime:
             raise ValueError(f"transport {transport!r} is not one of 'fast', 'grpc'")
         self._native = _native.NativeClient(_socket_for(address), name,
                                             int(reconnect_timeout * 1000), transport or "",
-                                            spawn, _bundled_serverd(), int(idle_exit))
+                                            spawn, _bundled_serverd(), math.ceil(idle_exit))
 
     def load_program(self, data: Any, *, verification: Any = None,
                      data_path: Any = None) -> Program:

@@ -16,7 +16,9 @@ from typing import Any, Optional
 
 import pytest
 
-_USED = "etclient_used"  # in a worker's workeroutput: it talked to the daemon
+_STATUS = "etclient_status"  # in a worker's workeroutput: the daemon's status at its end
+_used_here = False  # this process used the daemon (set by et_runtime)
+_statuses: list = []  # the daemon's status as this process and its xdist workers saw it
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -44,8 +46,9 @@ def _runtime(config: Any, spawn: Optional[bool] = None):
 def et_runtime(pytestconfig: Any):
     """The process's etclient.Runtime: one session with the daemon, shared by all tests
     of this process (and the daemon by every process of the run)."""
+    global _used_here
     runtime = _runtime(pytestconfig)
-    pytestconfig.stash[_used_key] = True
+    _used_here = True
     return runtime
 
 
@@ -64,7 +67,15 @@ def et_program(et_runtime: Any):
     return load
 
 
-_used_key = pytest.StashKey[bool]()
+def _merged(statuses: list) -> dict:
+    """The latest view: counters only grow, so each field's largest value is the one
+    the last process to ask saw (the daemon may have exited since: it is not asked)."""
+    merged = dict(statuses[0])
+    for status in statuses[1:]:
+        for key, value in status.items():
+            if isinstance(value, int) and value > merged.get(key, 0):
+                merged[key] = value
+    return merged
 
 
 class _XdistHooks:
@@ -72,8 +83,9 @@ class _XdistHooks:
 
     @pytest.hookimpl
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        if getattr(node, "workeroutput", {}).get(_USED):
-            node.config.stash[_used_key] = True
+        status = getattr(node, "workeroutput", {}).get(_STATUS)
+        if status:
+            _statuses.append(status)
 
 
 def pytest_configure(config: Any) -> None:
@@ -82,22 +94,24 @@ def pytest_configure(config: Any) -> None:
 
 
 def pytest_sessionfinish(session: Any) -> None:
+    # Asked while this process still holds its session, so the daemon is surely there.
+    if _used_here:
+        try:
+            _statuses.append(_runtime(session.config).server_status())
+        except Exception:  # the summary never fails a run
+            pass
     workeroutput = getattr(session.config, "workeroutput", None)
-    if workeroutput is not None:
-        workeroutput[_USED] = session.config.stash.get(_used_key, False)
+    if workeroutput is not None and _statuses:
+        workeroutput[_STATUS] = _statuses[-1]
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
-    if hasattr(config, "workerinput") or not config.stash.get(_used_key, False):
+    if hasattr(config, "workerinput") or not _statuses:
         return
-    try:
-        status = _runtime(config, spawn=False).server_status()
-    except Exception as e:  # the summary never fails a run
-        terminalreporter.write_line(f"et-serverd: no status ({e})")
-        return
+    status = _merged(_statuses)
     shared = status["program_loads_shared"]
     terminalreporter.write_line(
         f"et-serverd {status['version']}: up {status['uptime_seconds']} s; "
         f"{status['program_loads']} program loads, {shared} of them shared across "
         f"processes (loaded once); {status['executes']} executes served; "
-        f"now {status['sessions']} session(s) open, {status['programs']} program(s) loaded")
+        f"{status['programs']} program(s) loaded at the end")
