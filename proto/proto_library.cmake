@@ -32,3 +32,20 @@ set_target_properties(et_wire PROPERTIES POSITION_INDEPENDENT_CODE ON)
 find_package(OpenSSL REQUIRED)  # libcrypto's SHA-256 (sha256.h)
 target_link_libraries(et_wire PUBLIC OpenSSL::Crypto)
 target_link_libraries(et_proto PUBLIC et_wire)
+
+# et_kserve_proto: the KServe v2 / Triton gRPC protocol (proto/kserve/kserve_v2.proto),
+# the daemon's second gRPC service (server/kserve/).
+set(_kserve_src "${_et_proto_dir}/kserve/kserve_v2.proto")
+add_custom_command(
+  OUTPUT "${_proto_out}/kserve_v2.pb.cc" "${_proto_out}/kserve_v2.pb.h"
+         "${_proto_out}/kserve_v2.grpc.pb.cc" "${_proto_out}/kserve_v2.grpc.pb.h"
+  COMMAND ${CMAKE_COMMAND} -E make_directory "${_proto_out}"
+  COMMAND protobuf::protoc --proto_path "${_et_proto_dir}/kserve"
+          --cpp_out "${_proto_out}" --grpc_out "${_proto_out}"
+          --plugin=protoc-gen-grpc=${ET_GRPC_CPP_PLUGIN} "${_kserve_src}"
+  DEPENDS "${_kserve_src}"
+  COMMENT "protoc: proto/kserve/kserve_v2.proto")
+add_library(et_kserve_proto STATIC EXCLUDE_FROM_ALL "${_proto_out}/kserve_v2.pb.cc"
+            "${_proto_out}/kserve_v2.grpc.pb.cc")
+target_include_directories(et_kserve_proto PUBLIC "${_proto_out}")
+target_link_libraries(et_kserve_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)

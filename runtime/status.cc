@@ -32,6 +32,8 @@ std::string_view status_code_name(StatusCode code) {
       return "Unavailable";
     case StatusCode::kUnauthenticated:
       return "Unauthenticated";
+    case StatusCode::kPermissionDenied:
+      return "PermissionDenied";
   }
   return "Unknown";
 }
@@ -69,5 +71,6 @@ Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(
 Status deadline_exceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 Status unauthenticated(std::string m) { return {StatusCode::kUnauthenticated, std::move(m)}; }
+Status permission_denied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
 
 }  // namespace et

@@ -34,6 +34,7 @@ enum class StatusCode : unsigned char {
   kDeadlineExceeded,     // a wait ran past its deadline (the daemon's request deadline)
   kUnavailable,          // the service cannot take the call now (shutting down)
   kUnauthenticated,      // a request named no open session (unknown token, session closed)
+  kPermissionDenied,     // the caller may not use what it named (another user's memory)
 };
 
 // The name of a code as it appears in messages, e.g. "InvalidProgram".
@@ -78,6 +79,7 @@ Status internal_error(std::string message);
 Status deadline_exceeded(std::string message);
 Status unavailable(std::string message);
 Status unauthenticated(std::string message);
+Status permission_denied(std::string message);
 
 // A value of type T, or the non-OK Status saying why there is none.
 //

@@ -41,6 +41,9 @@ grpc::Status to_grpc(const Status& status) {
     case StatusCode::kUnauthenticated:
       code = grpc::StatusCode::UNAUTHENTICATED;
       break;
+    case StatusCode::kPermissionDenied:
+      code = grpc::StatusCode::PERMISSION_DENIED;
+      break;
     case StatusCode::kIoError:
     case StatusCode::kInternal:
     case StatusCode::kOk:

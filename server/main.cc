@@ -20,6 +20,7 @@
 #include "runtime/thread_pool.h"
 #include "server/fd_channel.h"
 #include "server/grpc_service.h"
+#include "server/kserve/server.h"
 #include "server/options.h"
 #include "server/unix_socket.h"
 
@@ -28,7 +29,7 @@ namespace {
 // Waits for SIGTERM/SIGINT, or with --idle-exit for that long without a session.
 // Returns holding `lock` where it could take it (see spawn_lock.h), and the reason.
 std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore& core,
-                          etserver::SpawnLock& lock) {
+                          et::server::kserve::KServeServer* kserve, etserver::SpawnLock& lock) {
   using namespace std::chrono;
   sigset_t stop;
   sigemptyset(&stop);
@@ -45,6 +46,7 @@ std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore&
                         static_cast<long>(tick.count() % 1000) * 1'000'000};
     const int signal_number = sigtimedwait(&stop, nullptr, &wait);
     core.tick();
+    if (kserve) kserve->tick();
     if (signal_number > 0) {
       // A client may be starting a daemon on this path: let it finish first (bounded).
       (void)lock.lock_for(milliseconds(2000));
@@ -132,6 +134,19 @@ int run(const et::server::Options& o, int ready_fd) {
                o.socket, o.listen.empty() ? "" : " and " + o.listen,
                et::ThreadPool::global().threads());
 
+  std::unique_ptr<kserve::KServeServer> kserve;
+  if (!o.kserve.grpc_address.empty()) {
+    kserve::KServeOptions ko = o.kserve;
+    ko.models_dir = o.models_dir;
+    ko.max_message_bytes = o.max_message_bytes;
+    auto started = kserve::KServeServer::start(core, ko);
+    if (!started.ok()) {
+      spdlog::error("--kserve-grpc: {}", started.status().message());
+      return 1;
+    }
+    kserve = std::move(started).value();
+  }
+
   // The socket this daemon listens on: at exit it removes that one only, not one a
   // successor put at the same path meanwhile.
   struct stat bound {};
@@ -146,10 +161,11 @@ int run(const et::server::Options& o, int ready_fd) {
     (void)!write(ready_fd, "1", 1);
     close(ready_fd);
   }
-  const std::string reason = wait_for_stop(o, core, lock);
+  const std::string reason = wait_for_stop(o, core, kserve.get(), lock);
   spdlog::info("{}: stopping (running calls get {} ms)", reason, o.shutdown_grace_ms);
   core.begin_shutdown();
   service.cancel_sessions();
+  if (kserve) kserve->shutdown();
   if (!service.wait_for_calls(std::chrono::milliseconds(o.shutdown_grace_ms))) {
     spdlog::warn("calls still running after {} ms: cancelling them", o.shutdown_grace_ms);
   }

@@ -37,6 +37,15 @@ with tensors inline or in shared memory; see docs/protocol.md.
   --listen HOST:PORT       also serve gRPC over TCP (tensors inline only); off by default
   --models DIR             preload every .pte in DIR (with NAME.ptd beside NAME.pte as its
                            external data file), each loadable by its file name
+  --kserve-grpc ADDRESS    also serve the KServe v2 / Triton gRPC protocol (tritonclient,
+                           perf_analyzer) on ADDRESS: unix:PATH, or HOST:PORT (loopback
+                           unless clients on other machines must reach it); off by
+                           default. Models: the --models programs (docs/kserve.md)
+  --kserve-instances N     method instances per KServe model, calls of one model running
+                           in parallel on them (default: --workers)
+  --kserve-max-connections N  KServe connections open at once (default 1024)
+  --kserve-max-regions N   shared-memory regions one user may register (default 256)
+  --kserve-max-region-bytes N  bytes of regions one user may register (default 64 GiB)
   --threads N              compute threads (default: ET_NUM_THREADS, else one per
                            physical core this process may use: affinity and cgroup
                            CPU quota count)
@@ -114,6 +123,9 @@ Result<Options> parse_options(int argc, char** argv) {
       o.listen = value;
     } else if (flag == "--models") {
       o.models_dir = value;
+    } else if (flag == "--kserve-grpc") {
+      if (value.empty()) return invalid_argument("--kserve-grpc: give unix:PATH or HOST:PORT");
+      o.kserve.grpc_address = value;
     } else if (flag == "--log-level") {
       o.log_level = value;
     } else {
@@ -164,6 +176,14 @@ Result<Options> parse_options(int argc, char** argv) {
         o.limits.keep_programs = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
       } else if (flag == "--keep-programs-bytes") {
         o.limits.keep_programs_bytes = n;
+      } else if (flag == "--kserve-instances") {
+        o.kserve.max_instances = n;
+      } else if (flag == "--kserve-max-connections") {
+        o.kserve.max_connections = n;
+      } else if (flag == "--kserve-max-regions") {
+        o.kserve.shm.max_regions_per_user = n;
+      } else if (flag == "--kserve-max-region-bytes") {
+        o.kserve.shm.max_bytes_per_user = n;
       } else if (flag == "--idle-exit") {
         o.limits.idle_exit = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
       } else {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/status.h"
+#include "server/kserve/server.h"
 #include "server/service_core.h"
 
 namespace et::server {
@@ -21,6 +22,7 @@ struct Options {
   // daemon listens (exit 0) or has failed to start (exit 1, the reason in its log).
   bool detach = false;
   ServiceLimits limits;
+  kserve::KServeOptions kserve;  // --kserve-*: off while grpc_address is empty
   bool help = false;
   bool version = false;
 };

@@ -303,6 +303,16 @@ std::vector<std::string> ProgramRegistry::preloaded_names() const {
   return names;
 }
 
+bool ProgramRegistry::unload_preloaded(const std::string& name) {
+  std::shared_ptr<const RegisteredProgram> dropped;  // released outside the lock (it logs)
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = preloaded_.find(name);
+  if (it == preloaded_.end()) return false;
+  dropped = std::move(it->second);
+  preloaded_.erase(it);
+  return true;
+}
+
 size_t ProgramRegistry::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   size_t n = 0;

@@ -89,6 +89,9 @@ class ProgramRegistry {
                  const std::string& data_path = {});
 
   std::vector<std::string> preloaded_names() const;
+  // Stops holding the preloaded program `name` (a KServe unload); sessions that hold
+  // it keep it. False when none has that name.
+  bool unload_preloaded(const std::string& name);
   // Distinct programs currently loaded.
   size_t size() const;
   // Keeps `program` loaded for `keep_for` after a session let it go (its last session,

@@ -562,6 +562,52 @@ Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethod
   return Status();
 }
 
+Result<std::shared_ptr<MethodSlot>> ServiceCore::load_instance(
+    std::shared_ptr<const RegisteredProgram> program, const std::string& method_name) {
+  auto method =
+      Method::load(program->program, method_name, {.max_planned_bytes = limits_.max_method_bytes});
+  if (!method.ok()) return method.status();
+  auto slot = std::make_shared<MethodSlot>();
+  slot->program = std::move(program);
+  slot->method = std::move(method).value();
+  ET_RETURN_IF_ERROR(prepare_outputs(*slot));
+  return slot;
+}
+
+Status ServiceCore::run_instance(MethodSlot& slot, std::vector<DecodedInput> inputs,
+                                 const std::atomic<bool>& cancelled,
+                                 const std::function<Status(const Method&)>& read_outputs,
+                                 CallTimes& times) {
+  using Clock = std::chrono::steady_clock;
+  auto ns_since = [](Clock::time_point t) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+  };
+  if (shutting_down_) return shutting_down_error();
+  const auto asked = Clock::now();
+  return with_method(slot, [&]() -> Status {
+    times.queued_ns = ns_since(asked);
+    auto step = Clock::now();
+    Method& m = *slot.method;
+    std::vector<InputValue> values;
+    values.reserve(inputs.size());
+    for (const DecodedInput& d : inputs) values.push_back(d.value);
+    Status st = m.set_inputs(values);
+    slot.inputs = std::move(inputs);  // what the bound inputs point into stays alive
+    times.input_ns = ns_since(step);
+    if (!st.ok()) return st;
+    executes_.fetch_add(1, std::memory_order_relaxed);
+    step = Clock::now();
+    st = m.execute({step + limits_.execution_deadline, &cancelled});
+    times.infer_ns = ns_since(step);
+    if (!st.ok()) return st;
+    step = Clock::now();
+    st = read_outputs(m);
+    times.output_ns = ns_since(step);
+    return st;
+  });
+}
+
 Status ServiceCore::prepare_outputs(MethodSlot& slot) {
   // Unplanned outputs get daemon memory; results are copied out of it on return. The
   // program states their sizes, so they count, with the planned memory, against the

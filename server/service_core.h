@@ -11,10 +11,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "et_serverd.pb.h"
 #include "server/fast_channel.h"
@@ -126,6 +128,30 @@ class ServiceCore {
   Status drop_segment(const pb::DropSegmentRequest& req);
   // `peer` as gRPC names it: remote peers get the version and uptime only.
   Status server_status(const std::string& peer, pb::ServerStatusResponse& resp) const;
+
+  // ---- Stateless protocols (the KServe services, server/kserve/) ----
+  // A method instance of `program` that no session holds (the caller keeps it), loaded
+  // with LoadMethod's limits and output buffers. Errors: Method::load's, ResourceExhausted
+  // over --max-method-bytes.
+  Result<std::shared_ptr<MethodSlot>> load_instance(
+      std::shared_ptr<const RegisteredProgram> program, const std::string& method_name);
+  // How long one call on an instance spent in each step, in nanoseconds.
+  struct CallTimes {
+    uint64_t queued_ns = 0;  // waiting for the instance and a worker
+    uint64_t input_ns = 0;   // binding the inputs
+    uint64_t infer_ns = 0;   // executing
+    uint64_t output_ns = 0;  // in `read_outputs`
+  };
+  // One call on `slot`, as Run makes it: waits for the slot and a worker (the request
+  // deadline), binds `inputs` (what they point into must outlive the slot's next
+  // call: they are kept in the slot), executes (the execution deadline; `cancelled`
+  // stops it), then lets `read_outputs` read the method's outputs, holding both.
+  // Unavailable while the daemon shuts down.
+  Status run_instance(MethodSlot& slot, std::vector<DecodedInput> inputs,
+                      const std::atomic<bool>& cancelled,
+                      const std::function<Status(const Method&)>& read_outputs, CallTimes& times);
+  // The limits the daemon runs with.
+  const ServiceLimits& limits() const { return limits_; }
 
   // Answers one fast-path request for the session `token` (what a channel's thread
   // runs): the same calls, checks and errors as over gRPC.

@@ -1,0 +1,315 @@
+#include "server/kserve/listener.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "server/unix_socket.h"
+
+namespace et::server::kserve {
+namespace {
+
+// A socket address as /proc/net/tcp{,6} writes it: the address's 32-bit words as
+// stored, in hex, then ':' and the port in hex. `mapped`: an IPv4 address as an IPv6
+// socket holds it (::ffff:a.b.c.d).
+std::string proc_net_address(const sockaddr_storage& a, bool mapped = false) {
+  in6_addr six{};
+  uint16_t port = 0;
+  if (a.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(a);
+    port = ntohs(in.sin_port);
+    if (!mapped) return fmt::format("{:08X}:{:04X}", in.sin_addr.s_addr, port);
+    six.s6_addr[10] = six.s6_addr[11] = 0xff;
+    std::memcpy(&six.s6_addr[12], &in.sin_addr, 4);
+  } else {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(a);
+    port = ntohs(in6.sin6_port);
+    six = in6.sin6_addr;
+  }
+  uint32_t words[4];
+  std::memcpy(words, &six, sizeof(words));
+  return fmt::format("{:08X}{:08X}{:08X}{:08X}:{:04X}", words[0], words[1], words[2], words[3],
+                     port);
+}
+
+// An IPv4-mapped IPv6 address as the IPv4 one it carries.
+sockaddr_storage unmapped(const sockaddr_storage& a) {
+  if (a.ss_family != AF_INET6) return a;
+  const auto& in6 = reinterpret_cast<const sockaddr_in6&>(a);
+  if (!IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) return a;
+  sockaddr_storage out{};
+  auto& in = reinterpret_cast<sockaddr_in&>(out);
+  in.sin_family = AF_INET;
+  in.sin_port = in6.sin6_port;
+  std::memcpy(&in.sin_addr, &in6.sin6_addr.s6_addr[12], 4);
+  return out;
+}
+
+std::string printable_address(const sockaddr_storage& a) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (a.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(a);
+    inet_ntop(AF_INET, &in.sin_addr, host, sizeof(host));
+    return fmt::format("{}:{}", host, ntohs(in.sin_port));
+  }
+  const auto& in6 = reinterpret_cast<const sockaddr_in6&>(a);
+  inet_ntop(AF_INET6, &in6.sin6_addr, host, sizeof(host));
+  return fmt::format("[{}]:{}", host, ntohs(in6.sin6_port));
+}
+
+// The uid owning the socket connected from `client` to `server` on this machine, from
+// the kernel's tables; false when the client is not a socket of this network namespace.
+// An IPv4 client may hold an IPv4 socket (in /proc/net/tcp) or a dual-stack IPv6 one
+// (in /proc/net/tcp6, with mapped addresses), whichever way the server sees it.
+bool local_tcp_owner(const sockaddr_storage& client_seen, const sockaddr_storage& server_seen,
+                     uid_t& uid) {
+  const sockaddr_storage client = unmapped(client_seen), server = unmapped(server_seen);
+  struct Table {
+    const char* path;
+    bool mapped;
+  };
+  std::vector<Table> tables;
+  if (client.ss_family == AF_INET) tables.push_back({"/proc/net/tcp", false});
+  tables.push_back({"/proc/net/tcp6", client.ss_family == AF_INET});
+  for (const Table& t : tables) {
+    const std::string local = proc_net_address(client, t.mapped);
+    const std::string remote = proc_net_address(server, t.mapped);
+    std::ifstream table(t.path);
+    std::string line;
+    std::getline(table, line);  // the header
+    while (std::getline(table, line)) {
+      std::istringstream fields(line);
+      std::string slot, l, r, state, queues, timer, retransmits;
+      unsigned long owner = 0;
+      if (!(fields >> slot >> l >> r >> state >> queues >> timer >> retransmits >> owner)) continue;
+      if (l == local && r == remote) {
+        uid = static_cast<uid_t>(owner);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// What a descriptor refers to (device and inode); zeros when it is closed.
+std::pair<dev_t, ino_t> file_id(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return {0, 0};
+  return {st.st_dev, st.st_ino};
+}
+
+Status bind_tcp(const std::string& address, int& fd, int& port) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon + 1 == address.size()) {
+    return invalid_argument(fmt::format("'{}': give unix:PATH or HOST:PORT", address));
+  }
+  std::string host = address.substr(0, colon);
+  const std::string service = address.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (const int rc =
+          getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+      rc != 0) {
+    return invalid_argument(fmt::format("'{}': {}", address, gai_strerror(rc)));
+  }
+  std::string last_error = "no address";
+  for (addrinfo* a = found; a; a = a->ai_next) {
+    const int s = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (s < 0) continue;
+    const int on = 1;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (bind(s, a->ai_addr, a->ai_addrlen) == 0 && listen(s, 128) == 0) {
+      sockaddr_storage bound{};
+      socklen_t len = sizeof(bound);
+      getsockname(s, reinterpret_cast<sockaddr*>(&bound), &len);
+      port = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in&>(bound).sin_port
+                                              : reinterpret_cast<sockaddr_in6&>(bound).sin6_port);
+      fd = s;
+      freeaddrinfo(found);
+      return Status();
+    }
+    last_error = std::strerror(errno);
+    close(s);
+  }
+  freeaddrinfo(found);
+  return io_error(fmt::format("cannot listen on {}: {}", address, last_error));
+}
+
+Status bind_unix(const std::string& path, int& fd) {
+  ET_RETURN_IF_ERROR(claim_socket_path(path));
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) {
+    return invalid_argument(fmt::format("socket path {} is too long", path));
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (s < 0) return io_error(fmt::format("socket: {}", std::strerror(errno)));
+  // The daemon's umask (077) makes the socket its user's only.
+  if (bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(s, 128) != 0) {
+    const int err = errno;
+    close(s);
+    return io_error(fmt::format("cannot listen on unix:{}: {}", path, std::strerror(err)));
+  }
+  fd = s;
+  return Status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Listener>> Listener::open(const std::string& address,
+                                                 size_t max_connections) {
+  auto l = std::unique_ptr<Listener>(new Listener());
+  l->address_ = address;
+  l->max_connections_ = max_connections;
+  if (address.rfind("unix:", 0) == 0) {
+    l->unix_path_ = address.substr(5);
+    if (l->unix_path_.empty()) return invalid_argument("unix: needs a path (unix:/run/x.sock)");
+    ET_RETURN_IF_ERROR(bind_unix(l->unix_path_, l->listen_fd_));
+  } else {
+    ET_RETURN_IF_ERROR(bind_tcp(address, l->listen_fd_, l->port_));
+  }
+  l->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (l->stop_fd_ < 0) return io_error(fmt::format("eventfd: {}", std::strerror(errno)));
+  return l;
+}
+
+Listener::~Listener() {
+  stop();
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (stop_fd_ >= 0) close(stop_fd_);
+  if (!unix_path_.empty()) unlink(unix_path_.c_str());
+}
+
+void Listener::start(Serve serve) {
+  serve_ = std::move(serve);
+  thread_ = std::thread([this] { accept_loop(); });
+}
+
+void Listener::stop() {
+  if (!thread_.joinable()) return;
+  const uint64_t one = 1;
+  (void)!write(stop_fd_, &one, sizeof(one));
+  thread_.join();
+}
+
+Peer Listener::describe(int fd) const {
+  Peer p;
+  p.connection = fmt::format("fd:{}/{}", fd, file_id(fd).second);
+  if (!unix_path_.empty()) {
+    p.address = "unix";
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      p.local = true;
+      p.uid = cred.uid;
+      p.pid = cred.pid;
+    }
+    return p;
+  }
+  sockaddr_storage client{}, server{};
+  socklen_t client_len = sizeof(client), server_len = sizeof(server);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&client), &client_len) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&server), &server_len) != 0) {
+    return p;
+  }
+  p.address = printable_address(client);
+  const int on = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+  p.local = local_tcp_owner(client, server, p.uid);
+  return p;
+}
+
+void Listener::accept_loop() {
+  pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  while (true) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("kserve {}: poll: {}", address_, std::strerror(errno));
+      return;
+    }
+    if (fds[1].revents) return;
+    if (!(fds[0].revents & POLLIN)) continue;
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {
+        spdlog::warn("kserve {}: out of descriptors; connections wait", address_);
+        poll(nullptr, 0, 100);
+      }
+      continue;
+    }
+    sweep();
+    Accepted a{file_id(fd), describe(fd)};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (accepted_.size() >= max_connections_) {
+        spdlog::warn("kserve {}: {} connections open, the limit; refusing {}", address_,
+                     accepted_.size(), a.peer.address);
+        close(fd);
+        continue;
+      }
+      accepted_[fd] = a;
+    }
+    spdlog::debug("kserve {}: connection {} from {}{}", address_, a.peer.connection, a.peer.address,
+                  a.peer.local ? fmt::format(" (uid {})", a.peer.uid) : " (remote)");
+    serve_(fd);
+  }
+}
+
+namespace {
+
+// The descriptor in a gRPC peer name "fd:N" or a Peer::connection "fd:N/INODE"; -1.
+int descriptor_of(const std::string& name) {
+  if (name.rfind("fd:", 0) != 0) return -1;
+  int fd = 0;
+  size_t i = 3;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && fd < 1'000'000'000; ++i) {
+    fd = fd * 10 + (name[i] - '0');
+  }
+  return i == 3 ? -1 : fd;
+}
+
+}  // namespace
+
+Result<Peer> Listener::identify(const std::string& grpc_peer) const {
+  if (const int fd = descriptor_of(grpc_peer); fd >= 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = accepted_.find(fd);
+    if (it != accepted_.end() && file_id(fd) == it->second.id) return it->second.peer;
+  }
+  return not_found(fmt::format("connection {} is not open", grpc_peer));
+}
+
+bool Listener::alive(const std::string& connection) const {
+  auto peer = identify(connection);
+  return peer.ok() && peer->connection == connection;
+}
+
+void Listener::sweep() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = accepted_.begin(); it != accepted_.end();) {
+    it = file_id(it->first) == it->second.id ? std::next(it) : accepted_.erase(it);
+  }
+}
+
+}  // namespace et::server::kserve

@@ -1,0 +1,92 @@
+// The KServe services' listening sockets (--kserve-grpc, --kserve-http): the daemon
+// accepts each connection itself, notes who is on the other end, and only then hands
+// it to the protocol's server. That is how a call learns its client's uid, which the
+// shared-memory rules need (docs/kserve.md, "Security"):
+// - a Unix socket tells it (SO_PEERCRED);
+// - a loopback TCP connection's client socket is in the kernel's table of this
+//   network namespace (/proc/net/tcp, /proc/net/tcp6), with its owner's uid;
+// - a TCP connection from another machine has no local uid: such clients cannot use
+//   shared memory (it would not be theirs anyway).
+//
+// gRPC serves a handed-over connection under the peer name "fd:<descriptor>"; a peer
+// is valid while that descriptor still holds the socket accepted (its inode), so a
+// descriptor number reused for a later connection never inherits an identity.
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "runtime/status.h"
+
+namespace et::server::kserve {
+
+// Who is on the other end of a connection.
+struct Peer {
+  bool local = false;  // on this machine, with `uid` known
+  uid_t uid = 0;
+  pid_t pid = 0;           // Unix sockets only (0: unknown)
+  std::string connection;  // "fd:<descriptor>/<inode>": this connection and no later one
+  std::string address;     // "unix", or the TCP peer's "host:port"
+};
+
+class Listener {
+ public:
+  // Hands an accepted descriptor (non-blocking, close-on-exec) to the protocol's
+  // server, which owns it from then on.
+  using Serve = std::function<void(int fd)>;
+
+  // Listens on `address`: "unix:PATH" (a Unix socket, mode 0600, a stale one taken
+  // over as --socket is), or "HOST:PORT" (TCP; port 0 picks one). InvalidArgument for
+  // a malformed address, IoError (naming it) when it cannot be bound.
+  static Result<std::unique_ptr<Listener>> open(const std::string& address, size_t max_connections);
+  ~Listener();  // stops accepting; removes its Unix socket file
+
+  // The port bound, for TCP (useful with port 0); 0 for a Unix socket.
+  int port() const { return port_; }
+  const std::string& address() const { return address_; }
+
+  // Starts accepting on a thread of its own, each connection handed to `serve`.
+  void start(Serve serve);
+  void stop();
+
+  // The peer behind a gRPC peer name ("fd:N"). NotFound when the name is not one of
+  // this listener's live connections.
+  Result<Peer> identify(const std::string& grpc_peer) const;
+  // Whether `connection` (a Peer::connection) is still open.
+  bool alive(const std::string& connection) const;
+  // Forgets connections that have closed (the daemon calls it now and then).
+  void sweep();
+
+ private:
+  Listener() = default;
+  void accept_loop();
+  Peer describe(int fd) const;
+
+  std::string address_, unix_path_;
+  int listen_fd_ = -1;
+  int stop_fd_ = -1;  // eventfd: wakes the accept loop to end
+  int port_ = 0;
+  size_t max_connections_ = 0;
+  Serve serve_;
+  std::thread thread_;
+
+  struct Accepted {
+    std::pair<dev_t, ino_t> id;  // the socket's, to tell a reused descriptor number
+    Peer peer;
+  };
+  mutable std::mutex mu_;
+  std::map<int, Accepted> accepted_;  // GUARDED_BY(mu_), by descriptor
+};
+
+}  // namespace et::server::kserve

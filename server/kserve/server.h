@@ -1,0 +1,56 @@
+// The KServe v2 / Triton front end of the daemon (docs/kserve.md): its model
+// repository, the clients' shared-memory regions, and the gRPC service on its own
+// listener (--kserve-grpc), all on the daemon's ServiceCore.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "server/kserve/cuda_shm.h"
+#include "server/kserve/grpc_service.h"
+#include "server/kserve/listener.h"
+#include "server/kserve/repository.h"
+#include "server/kserve/shm_registry.h"
+#include "server/service_core.h"
+
+namespace et::server::kserve {
+
+struct KServeOptions {
+  std::string grpc_address;  // --kserve-grpc: "unix:PATH" or "HOST:PORT"
+  std::string models_dir;    // --models: where RepositoryModelLoad finds programs
+  size_t max_instances = 0;  // method instances per model; 0: one per compute worker
+  size_t max_connections = 1024;
+  size_t max_message_bytes = size_t{256} << 20;
+  ShmLimits shm;
+};
+
+class KServeServer {
+ public:
+  // Makes the models of the daemon's preloaded programs and starts listening.
+  // The listener's errors (the address cannot be bound).
+  static Result<std::unique_ptr<KServeServer>> start(ServiceCore& core, const KServeOptions& o);
+  ~KServeServer();
+
+  // The gRPC port bound (TCP; 0 for a Unix socket).
+  int grpc_port() const { return grpc_listener_->port(); }
+  // Housekeeping (the daemon's main loop): forgets closed connections and releases
+  // the regions no open connection uses.
+  void tick();
+  // Stops taking connections and calls; running calls stop at their next instruction.
+  void shutdown();
+
+ private:
+  KServeServer(ServiceCore& core, const KServeOptions& o);
+
+  ServiceCore& core_;
+  ModelRepository models_;
+  ShmRegistry system_shm_;
+  CudaShmRegistry cuda_shm_;
+  std::unique_ptr<Listener> grpc_listener_;
+  std::unique_ptr<GrpcKServeService> grpc_service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+};
+
+}  // namespace et::server::kserve

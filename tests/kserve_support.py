@@ -1,0 +1,78 @@
+"""A daemon with the KServe v2 service on, and the fixtures' tensors in KServe form,
+for the tests that speak to it with the stock Triton clients (tests/test_kserve_*.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from conftest import MODELS, built_tool
+
+KSERVE_DTYPES = {"float32": "FP32", "float64": "FP64", "float16": "FP16", "bfloat16": "BF16",
+                 "int64": "INT64", "int32": "INT32", "int16": "INT16", "int8": "INT8",
+                 "uint8": "UINT8", "bool": "BOOL"}
+
+
+@contextlib.contextmanager
+def kserve_daemon(*args: str, models: Path = MODELS, address: str = "127.0.0.1:0"):
+    """An et-serverd with `--models models --kserve-grpc address`; yields (grpc url,
+    path of its log). TCP port 0 is read back from the log."""
+    serverd = built_tool("et-serverd", "server")
+    with tempfile.TemporaryDirectory(prefix="et-kserve-") as tmp:
+        sock = Path(tmp) / "s.sock"
+        if address == "unix":
+            address = f"unix:{tmp}/kserve.sock"
+        log_path = Path(tmp) / "daemon.log"
+        log = open(log_path, "w+")
+        proc = subprocess.Popen([serverd, "--socket", sock, "--models", models, "--kserve-grpc",
+                                 address, "--log-level", "info", *args],
+                                stdout=log, stderr=subprocess.STDOUT)
+        url = None
+        for _ in range(1200):
+            text = log_path.read_text()
+            found = re.search(r"KServe v2 gRPC listening on (\S+)(?: \(port (\d+)\))?", text)
+            if found:
+                url = (f"127.0.0.1:{found.group(2)}" if found.group(2) else found.group(1))
+                break
+            assert proc.poll() is None, f"et-serverd exited at start:\n{text}"
+            time.sleep(0.05)
+        assert url, "et-serverd did not start its KServe service"
+        try:
+            yield url, log_path
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=60)
+            assert code == 0, f"et-serverd did not exit cleanly on SIGTERM ({code}):\n" + log_path.read_text()[-3000:]
+
+
+def load_input(rel: str, kind: str, datatype: str) -> np.ndarray:
+    """A fixture input as the numpy array tritonclient sends as `datatype`: scalars as
+    shape [1]; BF16 (kept as bit patterns) as ml_dtypes.bfloat16, as tritonclient wants."""
+    a = np.load(MODELS / rel)
+    if kind != "tensor":
+        a = np.asarray(a).reshape(1)
+    if datatype == "BF16":
+        return np.asarray(a).astype(np.uint16, order="C").view(ml_dtypes.bfloat16)
+    if datatype == "BOOL":
+        return a.astype(np.bool_)
+    np_type = {"FP32": np.float32, "FP64": np.float64, "FP16": np.float16, "INT64": np.int64,
+               "INT32": np.int32, "INT16": np.int16, "INT8": np.int8, "UINT8": np.uint8}[datatype]
+    return np.asarray(a).astype(np_type, order="C")  # (ascontiguousarray makes 0-d 1-d)
+
+
+def comparable_output(actual: np.ndarray, dtype: str) -> np.ndarray:
+    """An output as float64; BF16 outputs come back from tritonclient as float32."""
+    return np.asarray(actual).astype(np.float64)
+
+
+def shm_key(tag: str) -> str:
+    return f"/et_kserve_test_{os.getpid()}_{tag}"
