@@ -152,6 +152,19 @@ Result<uint64_t> element_count(const TensorSpec& spec,
                                       spec.max_shape.size(),
                                       shape_string(std::span<const int64_t>(spec.shape))));
   }
+  const std::vector<int64_t> given(shape.begin(), shape.end());
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (spec.shape[i] >= 0 && given[i] != spec.shape[i]) {
+      return bad(spec.name, fmt::format("shape {} given, the model takes {}", shape_string(given),
+                                        shape_string(std::span<const int64_t>(spec.shape))));
+    }
+    if (given[i] > spec.max_shape[i]) {
+      return bad(spec.name, fmt::format("shape {}: dim {} is above the model's bound {} "
+                                        "(max_shape.{} in its config: {})",
+                                        shape_string(given), i, spec.max_shape[i], spec.name,
+                                        shape_string(std::span<const int64_t>(spec.max_shape))));
+    }
+  }
   uint64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0 || d > INT32_MAX) {
