@@ -135,13 +135,13 @@ int run(const et::server::Options& o, int ready_fd) {
                et::ThreadPool::global().threads());
 
   std::unique_ptr<kserve::KServeServer> kserve;
-  if (!o.kserve.grpc_address.empty()) {
+  if (!o.kserve.grpc_address.empty() || !o.kserve.http_address.empty()) {
     kserve::KServeOptions ko = o.kserve;
     ko.models_dir = o.models_dir;
     ko.max_message_bytes = o.max_message_bytes;
     auto started = kserve::KServeServer::start(core, ko);
     if (!started.ok()) {
-      spdlog::error("--kserve-grpc: {}", started.status().message());
+      spdlog::error("--kserve-grpc/--kserve-http: {}", started.status().message());
       return 1;
     }
     kserve = std::move(started).value();

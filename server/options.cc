@@ -41,6 +41,8 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            perf_analyzer) on ADDRESS: unix:PATH, or HOST:PORT (loopback
                            unless clients on other machines must reach it); off by
                            default. Models: the --models programs (docs/kserve.md)
+  --kserve-http HOST:PORT  also serve the KServe v2 REST protocol (JSON and binary tensors,
+                           tritonclient.http) on HOST:PORT; off by default
   --kserve-instances N     method instances per KServe model, calls of one model running
                            in parallel on them (default: --workers)
   --kserve-max-connections N  KServe connections open at once (default 1024)
@@ -126,6 +128,9 @@ Result<Options> parse_options(int argc, char** argv) {
     } else if (flag == "--kserve-grpc") {
       if (value.empty()) return invalid_argument("--kserve-grpc: give unix:PATH or HOST:PORT");
       o.kserve.grpc_address = value;
+    } else if (flag == "--kserve-http") {
+      if (value.empty()) return invalid_argument("--kserve-http: give HOST:PORT");
+      o.kserve.http_address = value;
     } else if (flag == "--log-level") {
       o.log_level = value;
     } else {

@@ -103,7 +103,8 @@ def pytest_terminal_summary(terminalreporter):
                         ("test_client_fixtures", "libetclient"),
                         ("test_py_fixtures", "etclient (Python)"),
                         ("test_torch_fixtures", "etclient (Python, torch)"),
-                        ("test_kserve_grpc", "KServe v2 gRPC (tritonclient)")):
+                        ("test_kserve_grpc", "KServe v2 gRPC (tritonclient)"),
+                        ("test_kserve_http", "KServe v2 HTTP (tritonclient)")):
         module = sys.modules.get(name)
         if module is not None and any(module.OUTCOMES.values()):
             counts = ", ".join(f"{n} {what}" for what, n in module.OUTCOMES.items())

@@ -23,9 +23,11 @@ KSERVE_DTYPES = {"float32": "FP32", "float64": "FP64", "float16": "FP16", "bfloa
 
 
 @contextlib.contextmanager
-def kserve_daemon(*args: str, models: Path = MODELS, address: str = "127.0.0.1:0"):
-    """An et-serverd with `--models models --kserve-grpc address`; yields (grpc url,
-    path of its log). TCP port 0 is read back from the log."""
+def kserve_daemon(*args: str, models: Path = MODELS, address: str = "127.0.0.1:0",
+                  http: bool = True):
+    """An et-serverd with `--models models --kserve-grpc address` (and `--kserve-http
+    127.0.0.1:0`); yields (grpc url, path of its log, http url or None). TCP ports 0 are
+    read back from the log."""
     serverd = built_tool("et-serverd", "server")
     with tempfile.TemporaryDirectory(prefix="et-kserve-") as tmp:
         sock = Path(tmp) / "s.sock"
@@ -33,21 +35,24 @@ def kserve_daemon(*args: str, models: Path = MODELS, address: str = "127.0.0.1:0
             address = f"unix:{tmp}/kserve.sock"
         log_path = Path(tmp) / "daemon.log"
         log = open(log_path, "w+")
+        http_args = ["--kserve-http", "127.0.0.1:0"] if http else []
         proc = subprocess.Popen([serverd, "--socket", sock, "--models", models, "--kserve-grpc",
-                                 address, "--log-level", "info", *args],
+                                 address, *http_args, "--log-level", "info", *args],
                                 stdout=log, stderr=subprocess.STDOUT)
-        url = None
+        url = http_url = None
         for _ in range(1200):
             text = log_path.read_text()
             found = re.search(r"KServe v2 gRPC listening on (\S+)(?: \(port (\d+)\))?", text)
-            if found:
+            found_http = re.search(r"KServe v2 HTTP listening on \S+ \(port (\d+)\)", text)
+            if found and (found_http or not http):
                 url = (f"127.0.0.1:{found.group(2)}" if found.group(2) else found.group(1))
+                http_url = f"127.0.0.1:{found_http.group(1)}" if http else None
                 break
             assert proc.poll() is None, f"et-serverd exited at start:\n{text}"
             time.sleep(0.05)
         assert url, "et-serverd did not start its KServe service"
         try:
-            yield url, log_path
+            yield url, log_path, http_url
         finally:
             proc.send_signal(signal.SIGTERM)
             code = proc.wait(timeout=60)

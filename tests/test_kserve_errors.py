@@ -23,8 +23,8 @@ from kserve_support import kserve_daemon, shm_key
 
 @pytest.fixture(scope="module", params=["tcp", "unix"])
 def server(request):
-    with kserve_daemon(address="127.0.0.1:0" if request.param == "tcp" else "unix") as (url, log):
-        yield url, log
+    with kserve_daemon(address="127.0.0.1:0" if request.param == "tcp" else "unix") as server:
+        yield server
 
 
 @pytest.fixture

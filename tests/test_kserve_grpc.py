@@ -28,8 +28,8 @@ OUTCOMES = {"matched eager (request)": 0, "matched eager (stream)": 0,
 
 @pytest.fixture(scope="module")
 def server():
-    with kserve_daemon() as (url, log):
-        yield url, log
+    with kserve_daemon() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

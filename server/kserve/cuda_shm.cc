@@ -152,7 +152,7 @@ Status CudaShmRegistry::add(const Peer& peer, const std::string& name,
         "CUDA region '{}' is registered already; unregister it first", printable(name)));
   }
   it->second.region = std::move(region);
-  it->second.connections.insert(peer.connection);
+  if (!peer.connection.empty()) it->second.connections.insert(peer.connection);
   return Status();
 }
 
@@ -191,7 +191,7 @@ Result<std::shared_ptr<const CudaRegion>> CudaShmRegistry::find(const Peer& peer
   std::lock_guard<std::mutex> lock(mu_);
   auto it = regions_.find({peer.uid, name});
   if (it == regions_.end()) return not_found("");
-  it->second.connections.insert(peer.connection);
+  if (!peer.connection.empty()) it->second.connections.insert(peer.connection);
   return it->second.region;
 }
 

@@ -16,8 +16,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <string_view>
 
 #include "server/unix_socket.h"
 
@@ -77,7 +80,7 @@ std::string printable_address(const sockaddr_storage& a) {
 // An IPv4 client may hold an IPv4 socket (in /proc/net/tcp) or a dual-stack IPv6 one
 // (in /proc/net/tcp6, with mapped addresses), whichever way the server sees it.
 bool local_tcp_owner(const sockaddr_storage& client_seen, const sockaddr_storage& server_seen,
-                     uid_t& uid) {
+                     uid_t& uid, unsigned long* inode = nullptr) {
   const sockaddr_storage client = unmapped(client_seen), server = unmapped(server_seen);
   struct Table {
     const char* path;
@@ -95,15 +98,72 @@ bool local_tcp_owner(const sockaddr_storage& client_seen, const sockaddr_storage
     while (std::getline(table, line)) {
       std::istringstream fields(line);
       std::string slot, l, r, state, queues, timer, retransmits;
-      unsigned long owner = 0;
-      if (!(fields >> slot >> l >> r >> state >> queues >> timer >> retransmits >> owner)) continue;
+      unsigned long owner = 0, timeout = 0, socket_inode = 0;
+      if (!(fields >> slot >> l >> r >> state >> queues >> timer >> retransmits >> owner >>
+            timeout >> socket_inode)) {
+        continue;
+      }
       if (l == local && r == remote) {
         uid = static_cast<uid_t>(owner);
+        if (inode) *inode = socket_inode;
         return true;
       }
     }
   }
   return false;
+}
+
+// A numeric address and port as a socket address; false when not numeric.
+bool parse_address(const std::string& host, int port, sockaddr_storage& out) {
+  out = {};
+  auto& in = reinterpret_cast<sockaddr_in&>(out);
+  auto& in6 = reinterpret_cast<sockaddr_in6&>(out);
+  if (inet_pton(AF_INET, host.c_str(), &in.sin_addr) == 1) {
+    in.sin_family = AF_INET;
+    in.sin_port = htons(static_cast<uint16_t>(port));
+    return true;
+  }
+  if (inet_pton(AF_INET6, host.c_str(), &in6.sin6_addr) == 1) {
+    in6.sin6_family = AF_INET6;
+    in6.sin6_port = htons(static_cast<uint16_t>(port));
+    return true;
+  }
+  return false;
+}
+
+// The start time of process `pid` (field 22 of /proc/PID/stat), or empty.
+std::string start_time(pid_t pid) {
+  std::ifstream stat_file(fmt::format("/proc/{}/stat", pid));
+  std::string text((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  const size_t close_paren = text.rfind(')');  // the command name may hold spaces
+  if (close_paren == std::string::npos) return "";
+  std::istringstream rest(text.substr(close_paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return field;
+  }
+  return "";
+}
+
+// The process of `uid` holding socket `inode`, or 0.
+pid_t socket_owner(uid_t uid, unsigned long inode) {
+  const std::string want = fmt::format("socket:[{}]", inode);
+  std::error_code ec;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = proc.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    struct stat st {};
+    if (stat(proc.path().c_str(), &st) != 0 || st.st_uid != uid) continue;
+    std::error_code fd_ec;
+    for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
+      char target[64];
+      const ssize_t n = readlink(fd.path().c_str(), target, sizeof(target) - 1);
+      if (n > 0 && std::string_view(target, static_cast<size_t>(n)) == want) {
+        return static_cast<pid_t>(std::stol(name));
+      }
+    }
+  }
+  return 0;
 }
 
 // What a descriptor refers to (device and inode); zeros when it is closed.
@@ -176,6 +236,37 @@ Status bind_unix(const std::string& path, int& fd) {
 }
 
 }  // namespace
+
+Peer tcp_peer(const std::string& client_addr, int client_port, const std::string& server_addr,
+              int server_port, bool with_process) {
+  Peer p;
+  p.address = fmt::format("{}:{}", client_addr, client_port);
+  sockaddr_storage client{}, server{};
+  if (!parse_address(client_addr, client_port, client) ||
+      !parse_address(server_addr, server_port, server)) {
+    return p;
+  }
+  unsigned long inode = 0;
+  p.local = local_tcp_owner(client, server, p.uid, &inode);
+  if (p.local && with_process) {
+    p.pid = socket_owner(p.uid, inode);
+    // A process not found (another PID namespace): its state lasts until removed.
+    p.connection = p.pid ? fmt::format("pid:{}/{}", p.pid, start_time(p.pid)) : "kept";
+  }
+  return p;
+}
+
+bool process_alive(const std::string& connection) {
+  if (connection.rfind("pid:", 0) != 0) return false;
+  const size_t slash = connection.find('/');
+  if (slash == std::string::npos) return false;
+  pid_t pid = 0;
+  for (size_t i = 4; i < slash; ++i) {
+    if (connection[i] < '0' || connection[i] > '9') return false;
+    pid = pid * 10 + (connection[i] - '0');
+  }
+  return pid > 0 && start_time(pid) == connection.substr(slash + 1);
+}
 
 Result<std::unique_ptr<Listener>> Listener::open(const std::string& address,
                                                  size_t max_connections) {

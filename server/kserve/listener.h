@@ -40,6 +40,17 @@ struct Peer {
   std::string address;     // "unix", or the TCP peer's "host:port"
 };
 
+// The peer of a TCP connection seen from the server as `client_addr`:`client_port` ->
+// `server_addr`:`server_port` (numeric addresses, as an HTTP library reports them),
+// through the kernel's socket tables. `with_process`: also finds the client's process
+// (a scan of /proc: for calls that create state that must end with it), naming the
+// peer's connection "pid:<pid>/<start time>" ("kept" when the process is not found: a
+// client in another PID namespace); else the connection is left empty.
+Peer tcp_peer(const std::string& client_addr, int client_port, const std::string& server_addr,
+              int server_port, bool with_process);
+// Whether the process a "pid:..." connection names still runs.
+bool process_alive(const std::string& connection);
+
 class Listener {
  public:
   // Hands an accepted descriptor (non-blocking, close-on-exec) to the protocol's

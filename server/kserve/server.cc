@@ -18,35 +18,50 @@ KServeServer::KServeServer(ServiceCore& core, const KServeOptions& o)
 Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
                                                           const KServeOptions& o) {
   auto k = std::unique_ptr<KServeServer>(new KServeServer(core, o));
-  ET_ASSIGN_OR_RETURN(k->grpc_listener_, Listener::open(o.grpc_address, o.max_connections));
   k->models_.add_preloaded();
-  k->grpc_service_ = std::make_unique<GrpcKServeService>(
-      KServeState{core, k->models_, k->system_shm_, k->cuda_shm_, k->grpc_listener_.get()});
-  grpc::ServerBuilder builder;  // no ports of its own: the listener hands connections over
-  const int max_message = static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX));
-  builder.SetMaxReceiveMessageSize(max_message);
-  builder.SetMaxSendMessageSize(max_message);
-  builder.RegisterService(k->grpc_service_.get());
-  k->grpc_server_ = builder.BuildAndStart();
-  if (!k->grpc_server_) return internal_error("kserve: the gRPC server did not start");
-  grpc::Server* server = k->grpc_server_.get();
-  k->grpc_listener_->start([server](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
-  spdlog::info("KServe v2 gRPC listening on {}{} ({} models ready)", o.grpc_address,
-               k->grpc_port() ? fmt::format(" (port {})", k->grpc_port()) : "",
-               k->models_.ready().size());
+  if (!o.grpc_address.empty()) {
+    ET_ASSIGN_OR_RETURN(k->grpc_listener_, Listener::open(o.grpc_address, o.max_connections));
+    k->grpc_service_ = std::make_unique<GrpcKServeService>(
+        KServeState{core, k->models_, k->system_shm_, k->cuda_shm_, k->grpc_listener_.get()});
+    grpc::ServerBuilder builder;  // no ports of its own: the listener hands connections over
+    const int max_message = static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX));
+    builder.SetMaxReceiveMessageSize(max_message);
+    builder.SetMaxSendMessageSize(max_message);
+    builder.RegisterService(k->grpc_service_.get());
+    k->grpc_server_ = builder.BuildAndStart();
+    if (!k->grpc_server_) return internal_error("kserve: the gRPC server did not start");
+    grpc::Server* server = k->grpc_server_.get();
+    k->grpc_listener_->start([server](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
+    spdlog::info("KServe v2 gRPC listening on {}{} ({} models ready)", o.grpc_address,
+                 k->grpc_port() ? fmt::format(" (port {})", k->grpc_port()) : "",
+                 k->models_.ready().size());
+  }
+  if (!o.http_address.empty()) {
+    ET_ASSIGN_OR_RETURN(k->http_,
+                        HttpKServeService::start(
+                            KServeState{core, k->models_, k->system_shm_, k->cuda_shm_, nullptr},
+                            o.http_address, o.max_message_bytes));
+    spdlog::info("KServe v2 HTTP listening on {} (port {}) ({} models ready)", o.http_address,
+                 k->http_port(), k->models_.ready().size());
+  }
   return k;
 }
 
 KServeServer::~KServeServer() { shutdown(); }
 
 void KServeServer::tick() {
-  grpc_listener_->sweep();
-  auto alive = [this](const std::string& c) { return grpc_listener_->alive(c); };
+  if (grpc_listener_) grpc_listener_->sweep();
+  auto alive = [this](const std::string& c) {
+    if (c == "kept") return true;
+    if (c.rfind("pid:", 0) == 0) return process_alive(c);
+    return grpc_listener_ && grpc_listener_->alive(c);
+  };
   system_shm_.sweep(alive);
   cuda_shm_.sweep(alive);
 }
 
 void KServeServer::shutdown() {
+  if (http_) http_->stop();
   if (!grpc_server_) return;
   grpc_listener_->stop();
   grpc_service_->cancel_all();

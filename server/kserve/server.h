@@ -1,6 +1,7 @@
 // The KServe v2 / Triton front end of the daemon (docs/kserve.md): its model
 // repository, the clients' shared-memory regions, and the gRPC service on its own
-// listener (--kserve-grpc), all on the daemon's ServiceCore.
+// listener (--kserve-grpc) and the REST service (--kserve-http), all on the daemon's
+// ServiceCore.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -10,6 +11,7 @@
 
 #include "server/kserve/cuda_shm.h"
 #include "server/kserve/grpc_service.h"
+#include "server/kserve/http_service.h"
 #include "server/kserve/listener.h"
 #include "server/kserve/repository.h"
 #include "server/kserve/shm_registry.h"
@@ -18,7 +20,8 @@
 namespace et::server::kserve {
 
 struct KServeOptions {
-  std::string grpc_address;  // --kserve-grpc: "unix:PATH" or "HOST:PORT"
+  std::string grpc_address;  // --kserve-grpc: "unix:PATH" or "HOST:PORT" (empty: none)
+  std::string http_address;  // --kserve-http: "HOST:PORT" (empty: none)
   std::string models_dir;    // --models: where RepositoryModelLoad finds programs
   size_t max_instances = 0;  // method instances per model; 0: one per compute worker
   size_t max_connections = 1024;
@@ -33,8 +36,9 @@ class KServeServer {
   static Result<std::unique_ptr<KServeServer>> start(ServiceCore& core, const KServeOptions& o);
   ~KServeServer();
 
-  // The gRPC port bound (TCP; 0 for a Unix socket).
-  int grpc_port() const { return grpc_listener_->port(); }
+  // The ports bound (0 for a Unix socket or a service not started).
+  int grpc_port() const { return grpc_listener_ ? grpc_listener_->port() : 0; }
+  int http_port() const { return http_ ? http_->port() : 0; }
   // Housekeeping (the daemon's main loop): forgets closed connections and releases
   // the regions no open connection uses.
   void tick();
@@ -51,6 +55,7 @@ class KServeServer {
   std::unique_ptr<Listener> grpc_listener_;
   std::unique_ptr<GrpcKServeService> grpc_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<HttpKServeService> http_;
 };
 
 }  // namespace et::server::kserve

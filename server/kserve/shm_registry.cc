@@ -57,7 +57,7 @@ Status ShmRegistry::add(const Peer& peer, const std::string& name, const std::st
         fmt::format("region '{}' is registered already; unregister it first", printable(name)));
   }
   it->second.region = std::move(region);
-  it->second.connections.insert(peer.connection);
+  if (!peer.connection.empty()) it->second.connections.insert(peer.connection);
   spdlog::debug("kserve: uid {} registered region {} ({} bytes of {})", peer.uid, printable(name),
                 byte_size, printable(key));
   return Status();
@@ -104,7 +104,7 @@ Result<std::shared_ptr<const ShmRegion>> ShmRegistry::find(const Peer& peer,
                     "connection that used them has closed)",
                     printable(name)));
   }
-  it->second.connections.insert(peer.connection);
+  if (!peer.connection.empty()) it->second.connections.insert(peer.connection);
   return it->second.region;
 }
 
