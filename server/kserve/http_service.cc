@@ -418,15 +418,8 @@ void write_infer(const HttpInfer& in, const inference::ModelInferResponse& resp,
     const std::string& raw = resp.raw_output_contents(k);
     json t = {{"name", o.name()}, {"datatype", o.datatype()}, {"shape", json(o.shape())}};
     if (o.parameters().count("shared_memory_region")) {
-      json p;
-      for (const auto& [key, v] : o.parameters()) {
-        if (v.parameter_choice_case() == inference::InferParameter::kStringParam) {
-          p[key] = v.string_param();
-        } else {
-          p[key] = v.int64_param();
-        }
-      }
-      t["parameters"] = p;
+      // Written to the client's region: no data here, and no "parameters" (Triton's
+      // C++ HTTP client reads "binary_data_size" from any output that has them).
     } else {
       auto it = in.binary_output.find(o.name());
       const bool as_binary = it != in.binary_output.end() ? it->second : in.binary_default;
