@@ -55,6 +55,7 @@ std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore&
     // Without a lock file to take (it could not be opened: logged at start), the idle
     // exit goes ahead unguarded rather than never.
     if (o.limits.idle_exit.count() > 0 && core.idle_for() >= o.limits.idle_exit &&
+        (!kserve || kserve->idle_for() >= o.limits.idle_exit) &&
         (lock.try_lock() || !lock.error().empty())) {
       if (core.begin_shutdown_if_idle()) {
         return fmt::format("no session for {} s (--idle-exit)", o.limits.idle_exit.count());

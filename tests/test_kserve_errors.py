@@ -9,6 +9,7 @@ registrations (per user, released when their connections close). The stock
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -266,3 +267,32 @@ def test_another_user_cannot_see_or_use_a_region(server, client):
         assert "register refused:" in out.stdout and "belongs to uid 0" in out.stdout, out.stdout
     finally:
         shm.destroy_shared_memory_region(h)
+
+
+def test_idle_exit_waits_for_kserve_clients():
+    """--idle-exit counts a connected KServe client as a user: the daemon stays while
+    one is connected (no session of its own protocol is open), and exits after."""
+    import subprocess
+
+    from conftest import MODELS, built_tool
+
+    with tempfile.TemporaryDirectory(prefix="et-kserve-idle-") as tmp:
+        ksock = f"unix:{tmp}/k.sock"
+        proc = subprocess.Popen([built_tool("et-serverd", "server"), "--socket", f"{tmp}/s.sock",
+                                 "--models", MODELS, "--kserve-grpc", ksock, "--idle-exit", "1",
+                                 "--log-level", "warn"])
+        try:
+            deadline = time.monotonic() + 30
+            while not Path(f"{tmp}/k.sock").exists():
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+            c = own_connection(ksock)
+            assert c.is_server_live()
+            time.sleep(3)  # three idle periods with only the KServe client
+            assert proc.poll() is None, "the daemon exited under a connected KServe client"
+            assert c.is_model_ready("add")
+            c.close()
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()

@@ -694,6 +694,11 @@ void HttpKServeService::routes() {
            if (!st.ok()) return fail(res, st);
            res.status = 200;
          });
+  h.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
+    last_request_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                        std::memory_order_relaxed);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   h.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 && res.body.empty()) {
       send(res,

@@ -9,6 +9,9 @@
 // for a bad request, 404 for an unknown model or region, 403, 429, 501, 503, 504).
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -31,6 +34,11 @@ class HttpKServeService {
                                                           size_t max_message_bytes);
   ~HttpKServeService();  // stops
   int port() const { return port_; }
+  // When the last request arrived (the start, before any).
+  std::chrono::steady_clock::time_point last_request() const {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_request_.load(std::memory_order_relaxed)));
+  }
   void stop();
 
  private:
@@ -42,6 +50,7 @@ class HttpKServeService {
   std::thread thread_;
   int port_ = 0;
   std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> last_request_{std::chrono::steady_clock::now().time_since_epoch().count()};
 };
 
 }  // namespace et::server::kserve

@@ -479,9 +479,17 @@ bool Listener::alive(const std::string& connection) const {
 
 void Listener::sweep() {
   std::lock_guard<std::mutex> lock(mu_);
+  const size_t before = accepted_.size();
   for (auto it = accepted_.begin(); it != accepted_.end();) {
     it = file_id(it->first) == it->second.id ? std::next(it) : accepted_.erase(it);
   }
+  if (before && accepted_.empty()) idle_since_ = std::chrono::steady_clock::now();
+}
+
+std::chrono::steady_clock::duration Listener::idle_for() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!accepted_.empty()) return std::chrono::steady_clock::duration::zero();
+  return std::chrono::steady_clock::now() - idle_since_;
 }
 
 }  // namespace et::server::kserve

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -78,6 +79,9 @@ class Listener {
   bool alive(const std::string& connection) const;
   // Forgets connections that have closed (the daemon calls it now and then).
   void sweep();
+  // Zero while a connection is open, else how long since the last one closed (as
+  // far as sweep() has seen) or since the start.
+  std::chrono::steady_clock::duration idle_for() const;
 
  private:
   Listener() = default;
@@ -98,6 +102,8 @@ class Listener {
   };
   mutable std::mutex mu_;
   std::map<int, Accepted> accepted_;  // GUARDED_BY(mu_), by descriptor
+  std::chrono::steady_clock::time_point idle_since_ =
+      std::chrono::steady_clock::now();  // GUARDED_BY(mu_)
 };
 
 }  // namespace et::server::kserve

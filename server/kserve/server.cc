@@ -49,6 +49,14 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
 
 KServeServer::~KServeServer() { shutdown(); }
 
+std::chrono::steady_clock::duration KServeServer::idle_for() const {
+  const auto now = std::chrono::steady_clock::now();
+  auto idle = now - started_;
+  if (grpc_listener_) idle = std::min(idle, grpc_listener_->idle_for());
+  if (http_) idle = std::min(idle, now - http_->last_request());
+  return idle;
+}
+
 void KServeServer::tick() {
   if (grpc_listener_) grpc_listener_->sweep();
   auto alive = [this](const std::string& c) {

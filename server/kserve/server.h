@@ -6,6 +6,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -42,6 +43,9 @@ class KServeServer {
   // Housekeeping (the daemon's main loop): forgets closed connections and releases
   // the regions no open connection uses.
   void tick();
+  // How long no KServe client has been connected (gRPC) or has sent a request (HTTP):
+  // --idle-exit waits for these too.
+  std::chrono::steady_clock::duration idle_for() const;
   // Stops taking connections and calls; running calls stop at their next instruction.
   void shutdown();
 
@@ -56,6 +60,7 @@ class KServeServer {
   std::unique_ptr<GrpcKServeService> grpc_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<HttpKServeService> http_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace et::server::kserve
