@@ -12,13 +12,13 @@
 
 #include "runtime/half.h"
 #include "runtime/printable.h"
+#include "server/kserve/http_codec.h"
 #include "server/kserve/infer.h"
 
 namespace et::server::kserve {
 namespace {
 
 using json = nlohmann::json;
-constexpr const char* kHeaderLength = "Inference-Header-Content-Length";
 
 int http_status(const Status& s) {
   switch (s.code()) {
@@ -52,53 +52,6 @@ void send(httplib::Response& res, const json& body, int status = 200) {
 
 void fail(httplib::Response& res, const Status& s) {
   send(res, json{{"error", s.message()}}, http_status(s));
-}
-
-// Python's json module (so tritonclient) writes NaN, Infinity and -Infinity as bare
-// tokens, which JSON lacks: they become the strings "NaN", "Infinity", "-Infinity"
-// (read back as numbers by put_numbers).
-std::string quote_non_finite(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < text.size()) {
-        out += text[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    bool replaced = false;
-    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
-      const size_t n = std::strlen(token);
-      if (text.compare(i, n, token) == 0) {
-        out += '"';
-        out += token;
-        out += '"';
-        i += n - 1;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) out += c;
-  }
-  return out;
-}
-
-Result<json> parse_json(const std::string& raw) {
-  const bool has_tokens =
-      raw.find("NaN") != std::string::npos || raw.find("Infinity") != std::string::npos;
-  const std::string text = has_tokens ? quote_non_finite(raw) : raw;
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return invalid_argument("the request body is not JSON; send a JSON object (docs/kserve.md)");
-  }
-  return j;
 }
 
 std::string group_or_empty(const httplib::Request& req, size_t group) {
@@ -157,304 +110,6 @@ json config_json(const Model& model) {
     }
   }
   return j;
-}
-
-// ---- Tensors between JSON and bytes ----------------------------------------------------
-
-void flatten(const json& j, std::vector<const json*>& out) {
-  if (j.is_array()) {
-    for (const json& e : j) flatten(e, out);
-  } else {
-    out.push_back(&j);
-  }
-}
-
-template <typename T>
-Status put_numbers(const std::vector<const json*>& items, const std::string& name,
-                   std::string& out) {
-  out.resize(items.size() * sizeof(T));
-  auto* dst = reinterpret_cast<T*>(out.data());
-  for (size_t i = 0; i < items.size(); ++i) {
-    const json& v = *items[i];
-    if constexpr (std::is_floating_point_v<T>) {
-      if (v.is_string()) {
-        const std::string& word = v.get_ref<const std::string&>();
-        if (word == "NaN" || word == "Infinity" || word == "-Infinity") {
-          dst[i] = word == "NaN" ? std::numeric_limits<T>::quiet_NaN()
-                                 : (word[0] == '-' ? -std::numeric_limits<T>::infinity()
-                                                   : std::numeric_limits<T>::infinity());
-          continue;
-        }
-      }
-    }
-    if (!v.is_number() && !v.is_boolean()) {
-      return invalid_argument(fmt::format("{}: data[{}] is not a number", name, i));
-    }
-    if constexpr (std::is_same_v<T, bool>) {
-      dst[i] = v.is_boolean() ? v.get<bool>() : v.get<double>() != 0;
-    } else {
-      dst[i] = v.is_boolean() ? static_cast<T>(v.get<bool>()) : v.get<T>();
-    }
-  }
-  return Status();
-}
-
-Status json_to_bytes(const json& data, const std::string& datatype, const std::string& name,
-                     std::string& out) {
-  std::vector<const json*> items;
-  flatten(data, items);
-  if (datatype == "BOOL") return put_numbers<bool>(items, name, out);
-  if (datatype == "INT8") return put_numbers<int8_t>(items, name, out);
-  if (datatype == "INT16") return put_numbers<int16_t>(items, name, out);
-  if (datatype == "INT32") return put_numbers<int32_t>(items, name, out);
-  if (datatype == "INT64") return put_numbers<int64_t>(items, name, out);
-  if (datatype == "UINT8") return put_numbers<uint8_t>(items, name, out);
-  if (datatype == "UINT16") return put_numbers<uint16_t>(items, name, out);
-  if (datatype == "UINT32") return put_numbers<uint32_t>(items, name, out);
-  if (datatype == "UINT64") return put_numbers<uint64_t>(items, name, out);
-  if (datatype == "FP32") return put_numbers<float>(items, name, out);
-  if (datatype == "FP64") return put_numbers<double>(items, name, out);
-  if (datatype == "FP16" || datatype == "BF16") {
-    std::string floats;
-    ET_RETURN_IF_ERROR(put_numbers<float>(items, name, floats));
-    out.resize(items.size() * 2);
-    for (size_t i = 0; i < items.size(); ++i) {
-      float f;
-      std::memcpy(&f, floats.data() + 4 * i, 4);
-      const uint16_t bits = datatype == "FP16" ? half_detail::float_to_half_bits(f)
-                                               : half_detail::float_to_bfloat16_bits(f);
-      std::memcpy(out.data() + 2 * i, &bits, 2);
-    }
-    return Status();
-  }
-  return invalid_argument(
-      fmt::format("{}: datatype {} cannot be sent as JSON data", name, printable(datatype)));
-}
-
-// Floats as JSON numbers, with NaN, Infinity and -Infinity as the bare tokens Triton
-// and Python's json module use.
-template <typename T>
-std::string float_text(const std::string& raw) {
-  std::string out = "[";
-  const size_t n = raw.size() / sizeof(T);
-  for (size_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
-    if (i) out += ',';
-    if (std::isnan(v)) {
-      out += "NaN";
-    } else if (std::isinf(v)) {
-      out += v < 0 ? "-Infinity" : "Infinity";
-    } else {
-      out += fmt::format("{}", v);
-    }
-  }
-  return out + "]";
-}
-
-std::string half_text(const std::string& raw, bool bf16) {
-  std::string floats(raw.size() * 2, '\0');
-  for (size_t i = 0; i + 1 < raw.size(); i += 2) {
-    uint16_t bits;
-    std::memcpy(&bits, raw.data() + i, 2);
-    const float f =
-        bf16 ? half_detail::bfloat16_bits_to_float(bits) : half_detail::half_bits_to_float(bits);
-    std::memcpy(floats.data() + 2 * i, &f, 4);
-  }
-  return float_text<float>(floats);
-}
-
-template <typename T>
-json numbers(const std::string& raw) {
-  json out = json::array();
-  const size_t n = raw.size() / sizeof(T);
-  for (size_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
-    out.push_back(v);
-  }
-  return out;
-}
-
-// Integer and bool outputs as JSON (floats: float_text).
-json bytes_to_json(const std::string& raw, const std::string& datatype) {
-  if (datatype == "BOOL") return numbers<bool>(raw);
-  if (datatype == "INT8") return numbers<int8_t>(raw);
-  if (datatype == "INT16") return numbers<int16_t>(raw);
-  if (datatype == "INT32") return numbers<int32_t>(raw);
-  if (datatype == "INT64") return numbers<int64_t>(raw);
-  if (datatype == "UINT8") return numbers<uint8_t>(raw);
-  if (datatype == "UINT16") return numbers<uint16_t>(raw);
-  if (datatype == "UINT32") return numbers<uint32_t>(raw);
-  return numbers<uint64_t>(raw);
-}
-
-// Copies a JSON "parameters" object's shared-memory entries into a protocol map.
-Status copy_parameters(const json& params, const std::string& name,
-                       google::protobuf::Map<std::string, inference::InferParameter>& out) {
-  if (!params.is_object()) return Status();
-  for (const auto& [key, value] : params.items()) {
-    if (key == "shared_memory_region") {
-      if (!value.is_string())
-        return invalid_argument(fmt::format("{}: {} must be a string", name, key));
-      out[key].set_string_param(value.get<std::string>());
-    } else if (key == "shared_memory_offset" || key == "shared_memory_byte_size") {
-      if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-        return invalid_argument(fmt::format("{}: {} must be an integer >= 0", name, key));
-      }
-      out[key].set_int64_param(value.get<int64_t>());
-    } else if (key == "classification") {
-      out[key].set_int64_param(1);
-    }
-  }
-  return Status();
-}
-
-struct HttpInfer {
-  inference::ModelInferRequest req;
-  std::map<std::string, bool> binary_output;  // by output name, when the request says
-  bool binary_default = false;
-};
-
-Result<HttpInfer> parse_infer(const httplib::Request& http, const std::string& model,
-                              const std::string& version) {
-  HttpInfer out;
-  out.req.set_model_name(model);
-  out.req.set_model_version(version);
-  size_t header_length = http.body.size();
-  if (http.has_header(kHeaderLength)) {
-    const std::string v = http.get_header_value(kHeaderLength);
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || n > http.body.size()) {
-      return invalid_argument(fmt::format("{}: {} is not a length within the {}-byte body",
-                                          kHeaderLength, printable(v), http.body.size()));
-    }
-    header_length = static_cast<size_t>(n);
-  }
-  ET_ASSIGN_OR_RETURN(json j, parse_json(http.body.substr(0, header_length)));
-  if (!j.is_object() || !j.contains("inputs") || !j["inputs"].is_array()) {
-    return invalid_argument("the request needs \"inputs\": a list of tensors");
-  }
-  if (j.contains("id") && j["id"].is_string()) out.req.set_id(j["id"].get<std::string>());
-  if (j.contains("parameters") && j["parameters"].is_object()) {
-    const json& p = j["parameters"];
-    if (p.contains("binary_data_output") && p["binary_data_output"].is_boolean()) {
-      out.binary_default = p["binary_data_output"].get<bool>();
-    }
-  }
-  size_t binary_at = header_length;
-  for (const json& in : j["inputs"]) {
-    auto& t = *out.req.add_inputs();
-    if (!in.is_object() || !in.contains("name") || !in["name"].is_string()) {
-      return invalid_argument("each input needs a \"name\"");
-    }
-    t.set_name(in["name"].get<std::string>());
-    if (in.contains("datatype") && in["datatype"].is_string()) {
-      t.set_datatype(in["datatype"].get<std::string>());
-    }
-    if (in.contains("shape") && in["shape"].is_array()) {
-      for (const json& d : in["shape"]) {
-        if (!d.is_number_integer()) {
-          return invalid_argument(fmt::format("{}: shape holds a non-integer", t.name()));
-        }
-        t.add_shape(d.get<int64_t>());
-      }
-    }
-    const json params = in.value("parameters", json::object());
-    ET_RETURN_IF_ERROR(copy_parameters(params, t.name(), *t.mutable_parameters()));
-    if (t.parameters().count("shared_memory_region")) continue;
-    if (params.contains("binary_data_size")) {
-      const json& n = params["binary_data_size"];
-      if (!n.is_number_integer() || n.get<int64_t>() < 0 ||
-          static_cast<uint64_t>(n.get<int64_t>()) > http.body.size() - binary_at) {
-        return invalid_argument(fmt::format(
-            "{}: binary_data_size reaches past the {} bytes of binary data after the JSON header",
-            t.name(), http.body.size() - header_length));
-      }
-      const size_t size = static_cast<size_t>(n.get<int64_t>());
-      out.req.add_raw_input_contents(http.body.substr(binary_at, size));
-      binary_at += size;
-      continue;
-    }
-    if (!in.contains("data")) {
-      return invalid_argument(fmt::format(
-          "{}: give \"data\", or parameters binary_data_size or shared_memory_region", t.name()));
-    }
-    ET_RETURN_IF_ERROR(
-        json_to_bytes(in["data"], t.datatype(), t.name(), *out.req.add_raw_input_contents()));
-  }
-  if (binary_at != http.body.size()) {
-    return invalid_argument(
-        fmt::format("{} bytes of binary data follow the inputs' binary_data_size",
-                    http.body.size() - binary_at));
-  }
-  if (j.contains("outputs") && j["outputs"].is_array()) {
-    for (const json& o : j["outputs"]) {
-      if (!o.is_object() || !o.contains("name") || !o["name"].is_string()) {
-        return invalid_argument("each requested output needs a \"name\"");
-      }
-      auto& r = *out.req.add_outputs();
-      r.set_name(o["name"].get<std::string>());
-      const json params = o.value("parameters", json::object());
-      ET_RETURN_IF_ERROR(copy_parameters(params, r.name(), *r.mutable_parameters()));
-      if (params.contains("binary_data") && params["binary_data"].is_boolean()) {
-        out.binary_output[r.name()] = params["binary_data"].get<bool>();
-      }
-    }
-  }
-  return out;
-}
-
-void write_infer(const HttpInfer& in, const inference::ModelInferResponse& resp,
-                 httplib::Response& res) {
-  json j = {{"model_name", resp.model_name()}, {"model_version", resp.model_version()}};
-  if (!resp.id().empty()) j["id"] = resp.id();
-  json outputs = json::array();
-  std::string binary;
-  std::vector<std::pair<std::string, std::string>> float_data;  // placeholder, array text
-  for (int k = 0; k < resp.outputs_size(); ++k) {
-    const auto& o = resp.outputs(k);
-    const std::string& raw = resp.raw_output_contents(k);
-    json t = {{"name", o.name()}, {"datatype", o.datatype()}, {"shape", json(o.shape())}};
-    if (o.parameters().count("shared_memory_region")) {
-      // Written to the client's region: no data here, and no "parameters" (Triton's
-      // C++ HTTP client reads "binary_data_size" from any output that has them).
-    } else {
-      auto it = in.binary_output.find(o.name());
-      const bool as_binary = it != in.binary_output.end() ? it->second : in.binary_default;
-      if (as_binary) {
-        t["parameters"] = {{"binary_data_size", raw.size()}};
-        binary += raw;
-      } else if (o.datatype() == "FP32" || o.datatype() == "FP64" || o.datatype() == "FP16" ||
-                 o.datatype() == "BF16") {
-        // Spliced in after dump(): nlohmann would write NaN as null.
-        t["data"] = fmt::format("@et-float-data-{}@", k);
-        const std::string& dt = o.datatype();
-        float_data.emplace_back(t["data"].get<std::string>(), dt == "FP32" ? float_text<float>(raw)
-                                                              : dt == "FP64"
-                                                                  ? float_text<double>(raw)
-                                                                  : half_text(raw, dt == "BF16"));
-      } else {
-        t["data"] = bytes_to_json(raw, o.datatype());
-      }
-    }
-    outputs.push_back(std::move(t));
-  }
-  j["outputs"] = std::move(outputs);
-  std::string header = j.dump();
-  for (const auto& [placeholder, text] : float_data) {
-    const std::string quoted = "\"" + placeholder + "\"";
-    const size_t at = header.find(quoted);
-    if (at != std::string::npos) header.replace(at, quoted.size(), text);
-  }
-  if (binary.empty()) {
-    res.set_content(header, "application/json");
-    return;
-  }
-  res.set_header(kHeaderLength, std::to_string(header.size()));
-  header += binary;
-  res.set_content(header, "application/octet-stream");
 }
 
 }  // namespace
@@ -553,7 +208,12 @@ void HttpKServeService::routes() {
                {"outputs", tensor_list((*m)->outputs())}});
   });
   h.Post(model + "/infer", [this](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = parse_infer(req, req.matches[1], group_or_empty(req, 2));
+    auto parsed =
+        parse_http_infer(req.body,
+                         req.has_header(kHeaderLength)
+                             ? std::optional<std::string>(req.get_header_value(kHeaderLength))
+                             : std::nullopt,
+                         req.matches[1], group_or_empty(req, 2));
     if (!parsed.ok()) return fail(res, parsed.status());
     InferContext ic{s_.core,
                     s_.models,
@@ -567,7 +227,9 @@ void HttpKServeService::routes() {
     inference::ModelInferResponse resp;
     Status st = infer(ic, parsed->req, resp);
     if (!st.ok()) return fail(res, st);
-    write_infer(*parsed, resp, res);
+    HttpBody body = write_http_infer(*parsed, resp);
+    if (body.header_length) res.set_header(kHeaderLength, std::to_string(*body.header_length));
+    res.set_content(std::move(body.text), body.content_type);
   });
 
   h.Post("/v2/repository/index", [this](const httplib::Request& req, httplib::Response& res) {
@@ -625,7 +287,7 @@ void HttpKServeService::routes() {
         });
   h.Post(R"(/v2/systemsharedmemory/region/([^/]+)/register)",
          [this, peer](const httplib::Request& req, httplib::Response& res) {
-           auto j = parse_json(req.body);
+           auto j = parse_json_body(req.body);
            if (!j.ok()) return fail(res, j.status());
            if (!j->is_object() || !j->contains("key") || !(*j)["key"].is_string() ||
                !j->contains("byte_size") || !(*j)["byte_size"].is_number_unsigned()) {
@@ -657,7 +319,7 @@ void HttpKServeService::routes() {
   });
   h.Post(R"(/v2/cudasharedmemory/region/([^/]+)/register)",
          [this, peer](const httplib::Request& req, httplib::Response& res) {
-           auto j = parse_json(req.body);
+           auto j = parse_json_body(req.body);
            if (!j.ok()) return fail(res, j.status());
            std::string handle;
            if (j->is_object() && j->contains("raw_handle") && (*j)["raw_handle"].is_object() &&
