@@ -14,8 +14,49 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+import tritonclient.utils.shared_memory as shm
 
-from conftest import MODELS, built_tool
+from conftest import MODELS, as_comparable, built_tool, manifest
+
+# Every fixture method but the bundled program's (which no model is made of).
+CASES = [(m, meth) for m in manifest()["models"] if not m["bundled"] for meth in m["methods"]]
+CASE_IDS = [f"{m['name']}.{meth['name']}" for m, meth in CASES]
+BYTES = {"FP32": 4, "FP64": 8, "FP16": 2, "BF16": 2, "INT64": 8, "INT32": 4, "INT16": 2,
+         "INT8": 1, "UINT8": 1, "BOOL": 1}
+NP = {"FP32": np.float32, "FP64": np.float64, "FP16": np.float16, "INT64": np.int64,
+      "INT32": np.int32, "INT16": np.int16, "INT8": np.int8, "UINT8": np.uint8, "BOOL": np.bool_}
+
+
+def model_name(entry, method) -> str:
+    """The KServe model of a fixture method (docs/kserve.md's naming rule)."""
+    stem = Path(entry["pte"]).stem
+    return stem if method["name"] == "forward" else f"{stem}.{method['name']}"
+
+
+def calls_of(method):
+    """The recorded calls to make: a stateful method's first only (on fresh instances)."""
+    return [method] if method.get("stateful") else [method] + method.get("subsequent_calls", [])
+
+
+def check_outputs(actual_of, method, call, how):
+    """Each output (actual_of(i)) against eager PyTorch's, within the manifest's tolerance."""
+    for i, (rel, dtype) in enumerate(zip(call["expected"], method["expected_dtypes"])):
+        expected = np.load(MODELS / rel)
+        actual = np.asarray(actual_of(i))
+        if expected.ndim == 0:  # an int, float or bool output comes back as shape [1]
+            actual = actual.reshape(())
+        assert actual.shape == expected.shape, f"output {i}: shape {actual.shape} != {expected.shape}"
+        np.testing.assert_allclose(comparable_output(actual, dtype), as_comparable(expected, dtype),
+                                   atol=method["atol"], rtol=method["rtol"], equal_nan=True,
+                                   err_msg=f"{method['name']} output {i} ({how})")
+
+
+def region_contents(handle, datatype: str, shape):
+    """An output written into a shared-memory region, as numpy (BF16 as float32)."""
+    if datatype == "BF16":
+        bits = shm.get_contents_as_numpy(handle, np.uint16, shape)
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    return shm.get_contents_as_numpy(handle, NP[datatype], shape)
 
 KSERVE_DTYPES = {"float32": "FP32", "float64": "FP64", "float16": "FP16", "bfloat16": "BF16",
                  "int64": "INT64", "int32": "INT32", "int16": "INT16", "int8": "INT8",

@@ -15,13 +15,10 @@ import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.utils.shared_memory as shm
 
-from conftest import MODELS, as_comparable, manifest
-from kserve_support import comparable_output, kserve_daemon, load_input, shm_key
+from conftest import MODELS
+from kserve_support import (BYTES, CASE_IDS, CASES, calls_of, check_outputs, kserve_daemon,
+                            load_input, model_name, region_contents, shm_key)
 
-MANIFEST = manifest()
-CASES = [(m, meth) for m in MANIFEST["models"] if not m["bundled"] for meth in m["methods"]]
-BYTES = {"FP32": 4, "FP64": 8, "FP16": 2, "BF16": 2, "INT64": 8, "INT32": 4, "INT16": 2,
-         "INT8": 1, "UINT8": 1, "BOOL": 1}
 OUTCOMES = {"matched eager (request)": 0, "matched eager (stream)": 0,
             "matched eager (shared memory)": 0}
 
@@ -50,11 +47,6 @@ def stream(server):
     c.close()
 
 
-def model_name(entry, method) -> str:
-    stem = Path(entry["pte"]).stem
-    return stem if method["name"] == "forward" else f"{stem}.{method['name']}"
-
-
 def make_inputs(meta, method, call):
     inputs, arrays = [], []
     for spec, rel, kind in zip(meta.inputs, call["inputs"], method["input_kinds"]):
@@ -66,23 +58,7 @@ def make_inputs(meta, method, call):
     return inputs, arrays
 
 
-def check_outputs(actual_of, method, call, how):
-    for i, (rel, dtype) in enumerate(zip(call["expected"], method["expected_dtypes"])):
-        expected = np.load(MODELS / rel)
-        actual = actual_of(i, expected)
-        if expected.ndim == 0:  # an int, float or bool output comes back as shape [1]
-            actual = actual.reshape(())
-        assert actual.shape == expected.shape, f"output {i}: shape {actual.shape} != {expected.shape}"
-        np.testing.assert_allclose(comparable_output(actual, dtype), as_comparable(expected, dtype),
-                                   atol=method["atol"], rtol=method["rtol"], equal_nan=True,
-                                   err_msg=f"{method['name']} output {i} ({how})")
-
-
-def calls_of(method):
-    return [method] if method.get("stateful") else [method] + method.get("subsequent_calls", [])
-
-
-@pytest.mark.parametrize("entry,method", CASES, ids=[f"{m['name']}.{meth['name']}" for m, meth in CASES])
+@pytest.mark.parametrize("entry,method", CASES, ids=CASE_IDS)
 def test_fixture_method_matches_eager(server, client, stream, entry, method):
     name = model_name(entry, method)
     meta = client.get_model_metadata(name)
@@ -97,7 +73,7 @@ def test_fixture_method_matches_eager(server, client, stream, entry, method):
     for call in calls_of(method):
         inputs, _ = make_inputs(meta, method, call)
         result = client.infer(name, inputs)
-        check_outputs(lambda i, e: result.as_numpy(f"output__{i}"), method, call, "request")
+        check_outputs(lambda i: result.as_numpy(f"output__{i}"), method, call, "request")
     OUTCOMES["matched eager (request)"] += 1
 
     # On a stream (ModelStreamInfer).
@@ -109,7 +85,7 @@ def test_fixture_method_matches_eager(server, client, stream, entry, method):
         result, error = responses.get(timeout=120)
         assert error is None, error
         assert result.get_response().id == f"{name}#{k}"
-        check_outputs(lambda i, e: result.as_numpy(f"output__{i}"), method, call, "stream")
+        check_outputs(lambda i: result.as_numpy(f"output__{i}"), method, call, "stream")
     OUTCOMES["matched eager (stream)"] += 1
 
     # In system shared memory, inputs and outputs.
@@ -140,16 +116,9 @@ def test_fixture_method_matches_eager(server, client, stream, entry, method):
                 outputs.append(o)
             result = client.infer(name, inputs, outputs=outputs)
 
-            def from_region(i, expected):
+            def from_region(i):
                 out = result.get_output(f"output__{i}")
-                shape = list(out.shape)
-                if out.datatype == "BF16":
-                    bits = shm.get_contents_as_numpy(out_handles[i], np.uint16, shape)
-                    return (bits.astype(np.uint32) << 16).view(np.float32)
-                np_type = {"FP32": np.float32, "FP64": np.float64, "FP16": np.float16,
-                           "INT64": np.int64, "INT32": np.int32, "INT16": np.int16,
-                           "INT8": np.int8, "UINT8": np.uint8, "BOOL": np.bool_}[out.datatype]
-                return shm.get_contents_as_numpy(out_handles[i], np_type, shape)
+                return region_contents(out_handles[i], out.datatype, list(out.shape))
 
             check_outputs(from_region, method, call, "shared memory")
         finally:

@@ -7,7 +7,6 @@ config, statistics, repository and shared-memory endpoints, and errors.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -16,15 +15,9 @@ import tritonclient.http as httpclient
 import tritonclient.utils.shared_memory as shm
 from tritonclient.utils import InferenceServerException
 
-from conftest import MODELS, as_comparable, manifest
-from kserve_support import comparable_output, kserve_daemon, load_input, shm_key
-
-MANIFEST = manifest()
-CASES = [(m, meth) for m in MANIFEST["models"] if not m["bundled"] for meth in m["methods"]]
-NP = {"FP32": np.float32, "FP64": np.float64, "FP16": np.float16, "INT64": np.int64,
-      "INT32": np.int32, "INT16": np.int16, "INT8": np.int8, "UINT8": np.uint8, "BOOL": np.bool_}
-BYTES = {"FP32": 4, "FP64": 8, "FP16": 2, "BF16": 2, "INT64": 8, "INT32": 4, "INT16": 2,
-         "INT8": 1, "UINT8": 1, "BOOL": 1}
+from conftest import MODELS
+from kserve_support import (BYTES, CASE_IDS, CASES, calls_of, check_outputs, kserve_daemon,
+                            load_input, model_name, region_contents, shm_key)
 OUTCOMES = {"matched eager (binary)": 0, "matched eager (JSON)": 0,
             "matched eager (shared memory)": 0}
 
@@ -42,28 +35,7 @@ def client(server):
     c.close()
 
 
-def model_name(entry, method) -> str:
-    stem = Path(entry["pte"]).stem
-    return stem if method["name"] == "forward" else f"{stem}.{method['name']}"
-
-
-def calls_of(method):
-    return [method] if method.get("stateful") else [method] + method.get("subsequent_calls", [])
-
-
-def check_outputs(actual_of, method, call, how):
-    for i, (rel, dtype) in enumerate(zip(call["expected"], method["expected_dtypes"])):
-        expected = np.load(MODELS / rel)
-        actual = np.asarray(actual_of(i))
-        if expected.ndim == 0:
-            actual = actual.reshape(())
-        assert actual.shape == expected.shape, f"output {i}: shape {actual.shape} != {expected.shape}"
-        np.testing.assert_allclose(comparable_output(actual, dtype), as_comparable(expected, dtype),
-                                   atol=method["atol"], rtol=method["rtol"], equal_nan=True,
-                                   err_msg=f"{method['name']} output {i} ({how})")
-
-
-@pytest.mark.parametrize("entry,method", CASES, ids=[f"{m['name']}.{meth['name']}" for m, meth in CASES])
+@pytest.mark.parametrize("entry,method", CASES, ids=CASE_IDS)
 def test_fixture_method_matches_eager(client, entry, method):
     name = model_name(entry, method)
     meta = client.get_model_metadata(name)
@@ -123,10 +95,7 @@ def test_fixture_method_matches_eager(client, entry, method):
 
             def from_region(i):
                 out = result.get_output(f"output__{i}")
-                if out["datatype"] == "BF16":
-                    bits = shm.get_contents_as_numpy(handles[i], np.uint16, out["shape"])
-                    return (bits.astype(np.uint32) << 16).view(np.float32)
-                return shm.get_contents_as_numpy(handles[i], NP[out["datatype"]], out["shape"])
+                return region_contents(handles[i], out["datatype"], out["shape"])
 
             check_outputs(from_region, method, call, "shared memory")
         finally:

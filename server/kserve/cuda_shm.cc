@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "runtime/printable.h"
+#include "server/kserve/shm_registry.h"
 
 namespace et::server::kserve {
 
@@ -63,16 +64,11 @@ namespace {
 constexpr int kHostToDevice = 1, kDeviceToHost = 2;
 constexpr unsigned kLazyEnablePeerAccess = 1;
 
-Status remote_peer() {
-  return permission_denied(
-      "CUDA shared memory needs a client on this machine (a Unix socket, or TCP over loopback)");
-}
-
 Status check_range(const CudaRegion& r, uint64_t at, uint64_t n) {
-  if (at > r.byte_size || n > r.byte_size - at) {
+  if (at > r.size || n > r.size - at) {
     return invalid_argument(
         fmt::format("CUDA region '{}': {} bytes at offset {} reach past its {} bytes",
-                    printable(r.name), n, at, r.byte_size));
+                    printable(r.region_name), n, at, r.size));
   }
   return Status();
 }
@@ -91,8 +87,8 @@ Status CudaRegion::read(uint64_t at, std::span<uint8_t> out) const {
   cuda->set_device_(static_cast<int>(device_id));
   if (int rc = cuda->memcpy_(out.data(), static_cast<const uint8_t*>(device_ptr) + at, out.size(),
                              kDeviceToHost)) {
-    return internal_error(
-        fmt::format("CUDA region '{}': copy to the host: {}", printable(name), cuda->error(rc)));
+    return internal_error(fmt::format("CUDA region '{}': copy to the host: {}",
+                                      printable(region_name), cuda->error(rc)));
   }
   return Status();
 }
@@ -102,15 +98,15 @@ Status CudaRegion::write(uint64_t at, std::span<const uint8_t> in) const {
   cuda->set_device_(static_cast<int>(device_id));
   if (int rc = cuda->memcpy_(static_cast<uint8_t*>(device_ptr) + at, in.data(), in.size(),
                              kHostToDevice)) {
-    return internal_error(
-        fmt::format("CUDA region '{}': copy to the device: {}", printable(name), cuda->error(rc)));
+    return internal_error(fmt::format("CUDA region '{}': copy to the device: {}",
+                                      printable(region_name), cuda->error(rc)));
   }
   return Status();
 }
 
 Status CudaShmRegistry::add(const Peer& peer, const std::string& name,
                             const std::string& raw_handle, int64_t device_id, uint64_t byte_size) {
-  if (!peer.local) return remote_peer();
+  if (!peer.local) return remote_peer_error(peer);
   std::shared_ptr<CudaRuntime> cuda = CudaRuntime::load();
   if (!cuda) {
     return not_supported(
@@ -133,11 +129,12 @@ Status CudaShmRegistry::add(const Peer& peer, const std::string& name,
                                         raw_handle.size(), sizeof(handle)));
   }
   if (name.empty()) return invalid_argument("a region needs a name");
+  if (regions_.contains(peer, name)) return regions_.taken(name);
   std::memcpy(handle.reserved, raw_handle.data(), sizeof(handle));
   auto region = std::make_shared<CudaRegion>();
-  region->name = name;
+  region->region_name = name;
   region->device_id = device_id;
-  region->byte_size = byte_size;
+  region->size = byte_size;
   region->cuda = cuda;
   cuda->set_device_(static_cast<int>(device_id));
   if (int rc = cuda->ipc_open_(&region->device_ptr, handle, kLazyEnablePeerAccess)) {
@@ -145,63 +142,24 @@ Status CudaShmRegistry::add(const Peer& peer, const std::string& name,
     return invalid_argument(fmt::format("CUDA region '{}': cannot open the IPC handle: {}",
                                         printable(name), cuda->error(rc)));
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  auto [it, added] = regions_.try_emplace({peer.uid, name});
-  if (!added) {
-    return invalid_argument(fmt::format(
-        "CUDA region '{}' is registered already; unregister it first", printable(name)));
-  }
-  it->second.region = std::move(region);
-  if (!peer.connection.empty()) it->second.connections.insert(peer.connection);
-  return Status();
+  return regions_.insert(peer, std::move(region));
 }
 
 Status CudaShmRegistry::remove(const Peer& peer, const std::string& name) {
-  if (!peer.local) return remote_peer();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (name.empty()) {
-    for (auto it = regions_.begin(); it != regions_.end();) {
-      it = it->first.first == peer.uid ? regions_.erase(it) : std::next(it);
-    }
-    return Status();
-  }
-  if (regions_.erase({peer.uid, name}) == 0) {
-    return not_found(fmt::format("no CUDA region '{}' is registered", printable(name)));
-  }
-  return Status();
+  if (!peer.local) return remote_peer_error(peer);
+  return regions_.remove(peer, name);
 }
 
 Result<std::vector<std::shared_ptr<const CudaRegion>>> CudaShmRegistry::list(
     const Peer& peer, const std::string& name) const {
-  if (!peer.local) return remote_peer();
-  std::vector<std::shared_ptr<const CudaRegion>> out;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [k, r] : regions_) {
-    if (k.first == peer.uid && (name.empty() || k.second == name)) out.push_back(r.region);
-  }
-  if (!name.empty() && out.empty()) {
-    return not_found(fmt::format("no CUDA region '{}' is registered", printable(name)));
-  }
-  return out;
+  if (!peer.local) return remote_peer_error(peer);
+  return regions_.list(peer, name);
 }
 
 Result<std::shared_ptr<const CudaRegion>> CudaShmRegistry::find(const Peer& peer,
                                                                 const std::string& name) {
-  if (!peer.local) return remote_peer();
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = regions_.find({peer.uid, name});
-  if (it == regions_.end()) return not_found("");
-  if (!peer.connection.empty()) it->second.connections.insert(peer.connection);
-  return it->second.region;
-}
-
-void CudaShmRegistry::sweep(const std::function<bool(const std::string&)>& alive) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = regions_.begin(); it != regions_.end();) {
-    auto& users = it->second.connections;
-    for (auto c = users.begin(); c != users.end();) c = alive(*c) ? std::next(c) : users.erase(c);
-    it = users.empty() ? regions_.erase(it) : std::next(it);
-  }
+  if (!peer.local) return remote_peer_error(peer);
+  return regions_.find(peer, name);
 }
 
 }  // namespace et::server::kserve

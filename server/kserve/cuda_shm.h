@@ -11,29 +11,28 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "server/kserve/listener.h"
+#include "server/kserve/user_regions.h"
 
 namespace et::server::kserve {
 
 class CudaRuntime;  // the loaded libcudart (cuda_shm.cc)
 
 struct CudaRegion {
-  std::string name;
+  std::string region_name;
   int64_t device_id = 0;
-  uint64_t byte_size = 0;
+  uint64_t size = 0;
   void* device_ptr = nullptr;
   std::shared_ptr<CudaRuntime> cuda;
   ~CudaRegion();  // closes the IPC handle
 
+  const std::string& name() const { return region_name; }
+  uint64_t byte_size() const { return size; }
   // Copies between the region and host memory. InvalidArgument outside the region;
   // Internal with CUDA's message when the copy fails.
   Status read(uint64_t at, std::span<uint8_t> out) const;
@@ -42,6 +41,8 @@ struct CudaRegion {
 
 class CudaShmRegistry {
  public:
+  explicit CudaShmRegistry(ShmLimits limits = {})
+      : regions_("CUDA region", "register_cuda_shared_memory", limits) {}
   // Opens `raw_handle` (a cudaIpcMemHandle_t, 64 bytes) on `device_id`. NotSupported
   // when this machine has no CUDA runtime or no such device; PermissionDenied for a
   // remote client; InvalidArgument for a malformed handle or a taken name.
@@ -51,15 +52,12 @@ class CudaShmRegistry {
   Result<std::vector<std::shared_ptr<const CudaRegion>>> list(const Peer& peer,
                                                               const std::string& name) const;
   Result<std::shared_ptr<const CudaRegion>> find(const Peer& peer, const std::string& name);
-  void sweep(const std::function<bool(const std::string& connection)>& alive);
+  void sweep(const std::function<bool(const std::string& connection)>& alive) {
+    regions_.sweep(alive);
+  }
 
  private:
-  struct Registration {
-    std::shared_ptr<const CudaRegion> region;
-    std::set<std::string> connections;
-  };
-  mutable std::mutex mu_;
-  std::map<std::pair<uid_t, std::string>, Registration> regions_;  // GUARDED_BY(mu_)
+  UserRegions<CudaRegion> regions_;
 };
 
 }  // namespace et::server::kserve

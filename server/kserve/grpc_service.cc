@@ -282,10 +282,10 @@ grpc::Status GrpcKServeService::CudaSharedMemoryStatus(
   auto regions = s_.cuda_shm.list(*peer, req->name());
   if (!regions.ok()) return to_grpc(regions.status());
   for (const auto& r : *regions) {
-    auto& out = (*resp->mutable_regions())[r->name];
-    out.set_name(r->name);
+    auto& out = (*resp->mutable_regions())[r->name()];
+    out.set_name(r->name());
     out.set_device_id(static_cast<uint64_t>(r->device_id));
-    out.set_byte_size(r->byte_size);
+    out.set_byte_size(r->byte_size());
   }
   return grpc::Status::OK;
 }

@@ -306,17 +306,17 @@ void HttpKServeService::routes() {
            if (!st.ok()) return fail(res, st);
            res.status = 200;
          });
-  h.Get(R"(/v2/cudasharedmemory(?:/region/([^/]+))?/status)", [this, peer](
-                                                                  const httplib::Request& req,
-                                                                  httplib::Response& res) {
-    auto regions = s_.cuda_shm.list(peer(req, false), group_or_empty(req, 1));
-    if (!regions.ok()) return fail(res, regions.status());
-    json out = json::array();
-    for (const auto& r : *regions) {
-      out.push_back({{"name", r->name}, {"device_id", r->device_id}, {"byte_size", r->byte_size}});
-    }
-    send(res, out);
-  });
+  h.Get(R"(/v2/cudasharedmemory(?:/region/([^/]+))?/status)",
+        [this, peer](const httplib::Request& req, httplib::Response& res) {
+          auto regions = s_.cuda_shm.list(peer(req, false), group_or_empty(req, 1));
+          if (!regions.ok()) return fail(res, regions.status());
+          json out = json::array();
+          for (const auto& r : *regions) {
+            out.push_back(
+                {{"name", r->name()}, {"device_id", r->device_id}, {"byte_size", r->byte_size()}});
+          }
+          send(res, out);
+        });
   h.Post(R"(/v2/cudasharedmemory/region/([^/]+)/register)",
          [this, peer](const httplib::Request& req, httplib::Response& res) {
            auto j = parse_json_body(req.body);
