@@ -10,8 +10,7 @@
 namespace et::server::kserve {
 
 KServeServer::KServeServer(ServiceCore& core, const KServeOptions& o)
-    : core_(core),
-      models_(core, o.models_dir,
+    : models_(core, o.models_dir,
               o.max_instances ? o.max_instances : core.limits().max_concurrent_runs),
       system_shm_(o.shm) {}
 

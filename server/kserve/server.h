@@ -52,7 +52,6 @@ class KServeServer {
  private:
   KServeServer(ServiceCore& core, const KServeOptions& o);
 
-  ServiceCore& core_;
   ModelRepository models_;
   ShmRegistry system_shm_;
   CudaShmRegistry cuda_shm_;
