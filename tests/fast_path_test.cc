@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <thread>
 
 #include "etclient/client.h"
@@ -282,17 +283,29 @@ TEST(FastPath, AKilledDaemonIsSeenWithinABoundedTime) {
   ASSERT_STREQ(method->transport(), "fast");
   auto input = method->empty_input(0);
   ASSERT_TRUE(input.ok());
+  std::atomic<bool> killed{false};
+  std::atomic<int64_t> killed_at{0};
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    killed_at = Clock::now().time_since_epoch().count();
     daemon.kill_now();
+    killed = true;
   });
-  const auto start = Clock::now();
-  auto out = method->execute({*input});
-  const auto waited = Clock::now() - start;
+  // Calls until one fails: the kill lands during a call or between two (a loaded
+  // machine may finish the first call before it); either way the failure must come
+  // within a bounded time of the kill.
+  std::optional<etclient::Result<std::vector<etclient::SharedTensor>>> out;
+  const auto give_up = Clock::now() + std::chrono::seconds(20);
+  do {
+    out.emplace(method->execute({*input}));
+  } while (out->ok() && Clock::now() < give_up);
+  const auto failed_at = Clock::now();
   killer.join();
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), etclient::StatusCode::kUnavailable) << out.status().message();
-  EXPECT_LT(waited, std::chrono::seconds(2));
+  ASSERT_TRUE(killed);
+  ASSERT_FALSE(out->ok());
+  EXPECT_EQ(out->status().code(), etclient::StatusCode::kUnavailable) << out->status().message();
+  EXPECT_LT(failed_at - Clock::time_point(Clock::duration(killed_at.load())),
+            std::chrono::seconds(2));
 }
 
 TEST(FastPath, AStoppedDaemonEndsTheWaitAfterItsDeadlines) {

@@ -19,6 +19,7 @@ namespace et::server::kserve {
 namespace {
 
 using json = nlohmann::json;
+constexpr size_t kHttpThreads = 64;
 
 int http_status(const Status& s) {
   switch (s.code()) {
@@ -137,6 +138,9 @@ Result<std::unique_ptr<HttpKServeService>> HttpKServeService::start(KServeState 
   // a client keeps its connection for many requests, not cpp-httplib's default of 5.
   h->http_->set_tcp_nodelay(true);
   h->http_->set_keep_alive_max_count(100000);
+  // cpp-httplib serves a connection on one pool thread for as long as it is kept
+  // alive: the pool bounds the clients served at once (the others queue).
+  h->http_->new_task_queue = [] { return new httplib::ThreadPool(kHttpThreads); };
   h->routes();
   if (port == 0) {
     h->port_ = h->http_->bind_to_any_port(host);

@@ -1,5 +1,6 @@
 #include "server/kserve/server.h"
 
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/server_posix.h>
 #include <spdlog/spdlog.h>
 
@@ -27,6 +28,12 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
     builder.SetMaxReceiveMessageSize(max_message);
     builder.SetMaxSendMessageSize(max_message);
     builder.RegisterService(k->grpc_service_.get());
+    // Each open ModelStreamInfer holds a thread; calls need their own. Past this, gRPC
+    // answers RESOURCE_EXHAUSTED instead of growing without bound.
+    grpc::ResourceQuota quota("et-serverd-kserve");
+    quota.SetMaxThreads(static_cast<int>(std::min<size_t>(
+        4 * std::max<size_t>(core.limits().max_concurrent_runs, 16) + 64, INT32_MAX)));
+    builder.SetResourceQuota(quota);
     k->grpc_server_ = builder.BuildAndStart();
     if (!k->grpc_server_) return internal_error("kserve: the gRPC server did not start");
     grpc::Server* server = k->grpc_server_.get();
