@@ -43,6 +43,10 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            default. Models: the --models programs (docs/kserve.md)
   --kserve-http HOST:PORT  also serve the KServe v2 REST protocol (JSON and binary tensors,
                            tritonclient.http) on HOST:PORT; off by default
+  --kserve-tcp-shared-memory on|off
+                           whether KServe clients over TCP on this machine may use shared
+                           memory (default on; off behind a proxy on this machine, where
+                           every remote client would look like the proxy's user)
   --kserve-instances N     method instances per KServe model, calls of one model running
                            in parallel on them (default: --workers)
   --kserve-max-connections N  KServe connections open at once (default 1024)
@@ -128,6 +132,11 @@ Result<Options> parse_options(int argc, char** argv) {
     } else if (flag == "--kserve-grpc") {
       if (value.empty()) return invalid_argument("--kserve-grpc: give unix:PATH or HOST:PORT");
       o.kserve.grpc_address = value;
+    } else if (flag == "--kserve-tcp-shared-memory") {
+      if (value != "on" && value != "off") {
+        return invalid_argument("--kserve-tcp-shared-memory: give on or off");
+      }
+      o.kserve.tcp_shared_memory = value == "on";
     } else if (flag == "--kserve-http") {
       if (value.empty()) return invalid_argument("--kserve-http: give HOST:PORT");
       o.kserve.http_address = value;

@@ -296,3 +296,20 @@ def test_idle_exit_waits_for_kserve_clients():
         finally:
             if proc.poll() is None:
                 proc.kill()
+
+
+def test_tcp_shared_memory_off_makes_tcp_clients_remote():
+    """--kserve-tcp-shared-memory off (a daemon behind a proxy on its machine): TCP
+    clients get no shared memory and may not load or unload models; inference works."""
+    with kserve_daemon("--kserve-tcp-shared-memory", "off") as server:
+        c = grpcclient.InferenceServerClient(server[0])
+        h = shm.create_shared_memory_region("x", shm_key("off"), 24)
+        try:
+            refused(lambda: c.register_system_shared_memory("x", shm_key("off"), 24),
+                    "PERMISSION_DENIED", "shared memory needs a client on this machine")
+            refused(lambda: c.unload_model("add"), "PERMISSION_DENIED",
+                    "only clients on this machine")
+            still_serving(c)
+        finally:
+            shm.destroy_shared_memory_region(h)
+            c.close()

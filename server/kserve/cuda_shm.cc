@@ -44,6 +44,9 @@ class CudaRuntime {
   int (*ipc_close_)(void*) = nullptr;
   int (*memcpy_)(void*, const void*, size_t, int) = nullptr;
   const char* (*get_error_string_)(int) = nullptr;
+  // The driver's cuMemGetAddressRange (libcuda): the allocation a device pointer lies
+  // in, to check a region against what the handle really maps.
+  int (*address_range_)(unsigned long long*, size_t*, unsigned long long) = nullptr;
 
  private:
   template <typename F>
@@ -52,6 +55,10 @@ class CudaRuntime {
     return f != nullptr;
   }
   bool resolve() {
+    if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+      address_range_ =
+          reinterpret_cast<decltype(address_range_)>(dlsym(driver, "cuMemGetAddressRange_v2"));
+    }
     return bind(get_device_count_, "cudaGetDeviceCount") && bind(set_device_, "cudaSetDevice") &&
            bind(ipc_open_, "cudaIpcOpenMemHandle") && bind(ipc_close_, "cudaIpcCloseMemHandle") &&
            bind(memcpy_, "cudaMemcpy") && bind(get_error_string_, "cudaGetErrorString");
@@ -141,6 +148,23 @@ Status CudaShmRegistry::add(const Peer& peer, const std::string& name,
     region->device_ptr = nullptr;
     return invalid_argument(fmt::format("CUDA region '{}': cannot open the IPC handle: {}",
                                         printable(name), cuda->error(rc)));
+  }
+  // The region must lie inside the allocation the handle maps: byte_size is the
+  // client's word, and a copy past the allocation would fault the daemon's CUDA
+  // context for every client, or reach another allocation.
+  unsigned long long base = 0;
+  size_t allocation = 0;
+  const auto ptr = reinterpret_cast<unsigned long long>(region->device_ptr);
+  if (!cuda->address_range_ || cuda->address_range_(&base, &allocation, ptr) != 0) {
+    return not_supported(
+        fmt::format("CUDA region '{}': the daemon cannot read the allocation's size (libcuda's "
+                    "cuMemGetAddressRange), so it cannot check byte_size; use system shared memory",
+                    printable(name)));
+  }
+  if (ptr < base || byte_size > allocation - (ptr - base)) {
+    return invalid_argument(
+        fmt::format("CUDA region '{}': byte_size {} is larger than the {} bytes the handle maps",
+                    printable(name), byte_size, allocation - (ptr - base)));
   }
   return regions_.insert(peer, std::move(region));
 }

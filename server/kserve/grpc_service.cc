@@ -170,7 +170,10 @@ grpc::Status GrpcKServeService::ModelConfig(Ctx*, const inference::ModelConfigRe
 
 grpc::Status GrpcKServeService::ModelInfer(Ctx* ctx, const inference::ModelInferRequest* req,
                                            inference::ModelInferResponse* resp) {
-  InferContext ic{s_.core,   s_.models, s_.system_shm, s_.cuda_shm, [&] { return peer_of(ctx); },
+  // Who is calling, asked now: once this connection closes, its descriptor number may
+  // go to a later connection of someone else.
+  const Result<Peer> peer = peer_of(ctx);
+  InferContext ic{s_.core,   s_.models, s_.system_shm, s_.cuda_shm, [&peer] { return peer; },
                   cancelled_};
   return to_grpc(infer(ic, *req, *resp));
 }
@@ -179,7 +182,8 @@ grpc::Status GrpcKServeService::ModelStreamInfer(
     Ctx* ctx,
     grpc::ServerReaderWriter<inference::ModelStreamInferResponse, inference::ModelInferRequest>*
         stream) {
-  InferContext ic{s_.core,   s_.models, s_.system_shm, s_.cuda_shm, [&] { return peer_of(ctx); },
+  const Result<Peer> peer = peer_of(ctx);  // now (see ModelInfer)
+  InferContext ic{s_.core,   s_.models, s_.system_shm, s_.cuda_shm, [&peer] { return peer; },
                   cancelled_};
   inference::ModelInferRequest req;
   while (!cancelled_ && stream->Read(&req)) {
@@ -223,9 +227,17 @@ grpc::Status GrpcKServeService::RepositoryIndex(Ctx*, const inference::Repositor
   return grpc::Status::OK;
 }
 
+Status GrpcKServeService::local_only(const Ctx* ctx, const char* call) const {
+  auto peer = peer_of(ctx);
+  if (peer.ok() && peer->local) return Status();
+  return permission_denied(
+      fmt::format("{}: only clients on this machine may load and unload models", call));
+}
+
 grpc::Status GrpcKServeService::RepositoryModelLoad(
-    Ctx*, const inference::RepositoryModelLoadRequest* req,
+    Ctx* ctx, const inference::RepositoryModelLoadRequest* req,
     inference::RepositoryModelLoadResponse*) {
+  if (Status st = local_only(ctx, "RepositoryModelLoad"); !st.ok()) return to_grpc(st);
   if (!req->parameters().empty()) {
     return to_grpc(not_supported(
         "RepositoryModelLoad: parameters (a config or files sent with the request) are not "
@@ -235,8 +247,9 @@ grpc::Status GrpcKServeService::RepositoryModelLoad(
 }
 
 grpc::Status GrpcKServeService::RepositoryModelUnload(
-    Ctx*, const inference::RepositoryModelUnloadRequest* req,
+    Ctx* ctx, const inference::RepositoryModelUnloadRequest* req,
     inference::RepositoryModelUnloadResponse*) {
+  if (Status st = local_only(ctx, "RepositoryModelUnload"); !st.ok()) return to_grpc(st);
   return to_grpc(s_.models.unload(req->model_name()));
 }
 

@@ -75,6 +75,8 @@ class GrpcKServeService final : public inference::GRPCInferenceService::Service 
 
  private:
   Result<Peer> peer_of(const Ctx* ctx) const;
+  // PermissionDenied unless the caller is on this machine (repository changes).
+  Status local_only(const Ctx* ctx, const char* call) const;
   KServeState s_;
   std::atomic<bool> cancelled_{false};
 };

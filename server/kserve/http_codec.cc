@@ -68,11 +68,77 @@ namespace {
 
 // ---- Tensors between JSON and bytes ----------------------------------------------------
 
-void flatten(const json& j, std::vector<const json*>& out) {
-  if (j.is_array()) {
-    for (const json& e : j) flatten(e, out);
+// The elements of a (nested) data array in row-major order. Iterative, and at most
+// kMaxNesting deep: a hostile body nests arrays a million deep (a recursion would
+// overflow the thread's stack).
+constexpr size_t kMaxNesting = 32;
+
+Status flatten(const json& data, const std::string& name, std::vector<const json*>& out) {
+  struct Level {
+    const json* array;
+    size_t next;
+  };
+  if (!data.is_array()) {
+    out.push_back(&data);
+    return Status();
+  }
+  std::vector<Level> stack{{&data, 0}};
+  while (!stack.empty()) {
+    Level& top = stack.back();
+    if (top.next == top.array->size()) {
+      stack.pop_back();
+      continue;
+    }
+    const json& e = (*top.array)[top.next++];
+    if (!e.is_array()) {
+      out.push_back(&e);
+      continue;
+    }
+    if (stack.size() >= kMaxNesting) {
+      return invalid_argument(
+          fmt::format("{}: data nests arrays more than {} deep", name, kMaxNesting));
+    }
+    stack.push_back({&e, 0});
+  }
+  return Status();
+}
+
+// One JSON value as a T; false when it is not a number (or bool) T can hold: an
+// integer datatype takes integers in its range only, a float one any number (beyond
+// its range: an infinity, as a cast to float would round).
+template <typename T>
+bool to_number(const json& v, T& out) {
+  if (v.is_boolean()) {
+    out = static_cast<T>(v.get<bool>());
+    return true;
+  }
+  if (!v.is_number()) return false;
+  if constexpr (std::is_same_v<T, bool>) {
+    out = v.get<double>() != 0;
+    return true;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) {
+      out = d > 0 ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+    } else {
+      out = static_cast<T>(d);
+    }
+    return true;
   } else {
-    out.push_back(&j);
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
+      out = static_cast<T>(u);
+      return true;
+    }
+    if (!v.is_number_integer()) return false;  // a float for an integer datatype
+    const int64_t x = v.get<int64_t>();
+    if (x < static_cast<int64_t>(std::numeric_limits<T>::min())) return false;
+    if (x > 0 && static_cast<uint64_t>(x) > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+      return false;
+    }
+    out = static_cast<T>(x);
+    return true;
   }
 }
 
@@ -94,14 +160,12 @@ Status put_numbers(const std::vector<const json*>& items, const std::string& nam
         }
       }
     }
-    if (!v.is_number() && !v.is_boolean()) {
-      return invalid_argument(fmt::format("{}: data[{}] is not a number", name, i));
+    T x{};
+    if (!to_number(v, x)) {
+      return invalid_argument(fmt::format(
+          "{}: data[{}] is not a value of the input's datatype (a number in its range)", name, i));
     }
-    if constexpr (std::is_same_v<T, bool>) {
-      dst[i] = v.is_boolean() ? v.get<bool>() : v.get<double>() != 0;
-    } else {
-      dst[i] = v.is_boolean() ? static_cast<T>(v.get<bool>()) : v.get<T>();
-    }
+    dst[i] = x;
   }
   return Status();
 }
@@ -109,7 +173,7 @@ Status put_numbers(const std::vector<const json*>& items, const std::string& nam
 Status json_to_bytes(const json& data, const std::string& datatype, const std::string& name,
                      std::string& out) {
   std::vector<const json*> items;
-  flatten(data, items);
+  ET_RETURN_IF_ERROR(flatten(data, name, items));
   if (datatype == "BOOL") return put_numbers<bool>(items, name, out);
   if (datatype == "INT8") return put_numbers<int8_t>(items, name, out);
   if (datatype == "INT16") return put_numbers<int16_t>(items, name, out);
@@ -217,6 +281,14 @@ Status copy_parameters(const json& params, const std::string& name,
   return Status();
 }
 
+// A tensor's "parameters" object (by reference: copying a hostile, deeply nested value
+// would recurse), or an empty one.
+const json& parameters_of(const json& tensor) {
+  static const json kNone = json::object();
+  auto it = tensor.find("parameters");
+  return it != tensor.end() && it->is_object() ? *it : kNone;
+}
+
 }  // namespace
 
 Result<HttpInfer> parse_http_infer(const std::string& body,
@@ -265,7 +337,7 @@ Result<HttpInfer> parse_http_infer(const std::string& body,
         t.add_shape(d.get<int64_t>());
       }
     }
-    const json params = in.value("parameters", json::object());
+    const json& params = parameters_of(in);
     ET_RETURN_IF_ERROR(copy_parameters(params, t.name(), *t.mutable_parameters()));
     if (t.parameters().count("shared_memory_region")) continue;
     if (params.contains("binary_data_size")) {
@@ -299,7 +371,7 @@ Result<HttpInfer> parse_http_infer(const std::string& body,
       }
       auto& r = *out.req.add_outputs();
       r.set_name(o["name"].get<std::string>());
-      const json params = o.value("parameters", json::object());
+      const json& params = parameters_of(o);
       ET_RETURN_IF_ERROR(copy_parameters(params, r.name(), *r.mutable_parameters()));
       if (params.contains("binary_data") && params["binary_data"].is_boolean()) {
         out.binary_output[r.name()] = params["binary_data"].get<bool>();
@@ -310,54 +382,55 @@ Result<HttpInfer> parse_http_infer(const std::string& body,
 }
 
 HttpBody write_http_infer(const HttpInfer& in, const inference::ModelInferResponse& resp) {
-  json j = {{"model_name", resp.model_name()}, {"model_version", resp.model_version()}};
-  if (!resp.id().empty()) j["id"] = resp.id();
-  json outputs = json::array();
+  // Written piece by piece, not by one dump(): float data is written by hand (nlohmann
+  // would write NaN as null), each piece in its place, with nothing to search for.
+  json head = {{"model_name", resp.model_name()}, {"model_version", resp.model_version()}};
+  if (!resp.id().empty()) head["id"] = resp.id();
+  std::string text = head.dump();
+  text.pop_back();  // the closing brace
+  text += R"(,"outputs":[)";
   std::string binary;
-  std::vector<std::pair<std::string, std::string>> float_data;  // placeholder, array text
   for (int k = 0; k < resp.outputs_size(); ++k) {
     const auto& o = resp.outputs(k);
     const std::string& raw = resp.raw_output_contents(k);
     json t = {{"name", o.name()}, {"datatype", o.datatype()}, {"shape", json(o.shape())}};
+    std::string float_data;
     if (o.parameters().count("shared_memory_region")) {
       // Written to the client's region: no data here, and no "parameters" (Triton's
       // C++ HTTP client reads "binary_data_size" from any output that has them).
     } else {
       auto it = in.binary_output.find(o.name());
       const bool as_binary = it != in.binary_output.end() ? it->second : in.binary_default;
+      const std::string& dt = o.datatype();
       if (as_binary) {
         t["parameters"] = {{"binary_data_size", raw.size()}};
         binary += raw;
-      } else if (o.datatype() == "FP32" || o.datatype() == "FP64" || o.datatype() == "FP16" ||
-                 o.datatype() == "BF16") {
-        // Spliced in after dump(): nlohmann would write NaN as null.
-        t["data"] = fmt::format("@et-float-data-{}@", k);
-        const std::string& dt = o.datatype();
-        float_data.emplace_back(t["data"].get<std::string>(), dt == "FP32" ? float_text<float>(raw)
-                                                              : dt == "FP64"
-                                                                  ? float_text<double>(raw)
-                                                                  : half_text(raw, dt == "BF16"));
+      } else if (dt == "FP32") {
+        float_data = float_text<float>(raw);
+      } else if (dt == "FP64") {
+        float_data = float_text<double>(raw);
+      } else if (dt == "FP16" || dt == "BF16") {
+        float_data = half_text(raw, dt == "BF16");
       } else {
-        t["data"] = bytes_to_json(raw, o.datatype());
+        t["data"] = bytes_to_json(raw, dt);
       }
     }
-    outputs.push_back(std::move(t));
+    std::string piece = t.dump();
+    if (!float_data.empty()) {
+      piece.pop_back();
+      piece += R"(,"data":)" + float_data + "}";
+    }
+    text += (k ? "," : "") + piece;
   }
-  j["outputs"] = std::move(outputs);
-  std::string header = j.dump();
-  for (const auto& [placeholder, text] : float_data) {
-    const std::string quoted = "\"" + placeholder + "\"";
-    const size_t at = header.find(quoted);
-    if (at != std::string::npos) header.replace(at, quoted.size(), text);
-  }
+  text += "]}";
   HttpBody out;
   if (binary.empty()) {
-    out.text = std::move(header);
+    out.text = std::move(text);
     out.content_type = "application/json";
     return out;
   }
-  out.header_length = header.size();
-  out.text = std::move(header) + binary;
+  out.header_length = text.size();
+  out.text = std::move(text) + binary;
   out.content_type = "application/octet-stream";
   return out;
 }

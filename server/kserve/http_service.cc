@@ -117,8 +117,9 @@ json config_json(const Model& model) {
 
 Result<std::unique_ptr<HttpKServeService>> HttpKServeService::start(KServeState state,
                                                                     const std::string& address,
-                                                                    size_t max_message_bytes) {
-  auto h = std::unique_ptr<HttpKServeService>(new HttpKServeService(state));
+                                                                    size_t max_message_bytes,
+                                                                    bool tcp_shared_memory) {
+  auto h = std::unique_ptr<HttpKServeService>(new HttpKServeService(state, tcp_shared_memory));
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon + 1 == address.size()) {
     return invalid_argument(fmt::format("'{}': give HOST:PORT", address));
@@ -156,7 +157,15 @@ Result<std::unique_ptr<HttpKServeService>> HttpKServeService::start(KServeState 
   return h;
 }
 
-HttpKServeService::HttpKServeService(KServeState state) : s_(state) {}
+HttpKServeService::HttpKServeService(KServeState state, bool tcp_shared_memory)
+    : s_(state), tcp_shared_memory_(tcp_shared_memory) {}
+
+Peer HttpKServeService::peer_of(const httplib::Request& req, bool with_process) const {
+  Peer p = tcp_peer(req.remote_addr, req.remote_port, req.local_addr, req.local_port,
+                    with_process && tcp_shared_memory_);
+  if (!tcp_shared_memory_) p.local = false;  // --kserve-tcp-shared-memory off
+  return p;
+}
 
 HttpKServeService::~HttpKServeService() { stop(); }
 
@@ -223,10 +232,7 @@ void HttpKServeService::routes() {
                     s_.models,
                     s_.system_shm,
                     s_.cuda_shm,
-                    [&req]() -> Result<Peer> {
-                      return tcp_peer(req.remote_addr, req.remote_port, req.local_addr,
-                                      req.local_port, false);
-                    },
+                    [this, &req]() -> Result<Peer> { return peer_of(req, false); },
                     cancelled_};
     inference::ModelInferResponse resp;
     Status st = infer(ic, parsed->req, resp);
@@ -262,23 +268,28 @@ void HttpKServeService::routes() {
                                               "--models directory and load it by name"));
              }
            }
+           if (!peer_of(req, false).local) {
+             return fail(
+                 res, permission_denied("only clients on this machine may load and unload models"));
+           }
            Status st = s_.models.load(req.matches[1]);
            if (!st.ok()) return fail(res, st);
            res.status = 200;
          });
   h.Post(R"(/v2/repository/models/([^/]+)/unload)",
          [this](const httplib::Request& req, httplib::Response& res) {
+           if (!peer_of(req, false).local) {
+             return fail(
+                 res, permission_denied("only clients on this machine may load and unload models"));
+           }
            Status st = s_.models.unload(req.matches[1]);
            if (!st.ok()) return fail(res, st);
            res.status = 200;
          });
 
-  auto peer = [](const httplib::Request& req, bool with_process) {
-    return tcp_peer(req.remote_addr, req.remote_port, req.local_addr, req.local_port, with_process);
-  };
   h.Get(R"(/v2/systemsharedmemory(?:/region/([^/]+))?/status)",
-        [this, peer](const httplib::Request& req, httplib::Response& res) {
-          auto regions = s_.system_shm.list(peer(req, false), group_or_empty(req, 1));
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto regions = s_.system_shm.list(peer_of(req, false), group_or_empty(req, 1));
           if (!regions.ok()) return fail(res, regions.status());
           json out = json::array();
           for (const auto& r : *regions) {
@@ -290,7 +301,7 @@ void HttpKServeService::routes() {
           send(res, out);
         });
   h.Post(R"(/v2/systemsharedmemory/region/([^/]+)/register)",
-         [this, peer](const httplib::Request& req, httplib::Response& res) {
+         [this](const httplib::Request& req, httplib::Response& res) {
            auto j = parse_json_body(req.body);
            if (!j.ok()) return fail(res, j.status());
            if (!j->is_object() || !j->contains("key") || !(*j)["key"].is_string() ||
@@ -299,20 +310,20 @@ void HttpKServeService::routes() {
                                                "N, \"byte_size\": N}"));
            }
            const uint64_t offset = j->value("offset", uint64_t{0});
-           Status st = s_.system_shm.add(peer(req, true), req.matches[1], (*j)["key"], offset,
+           Status st = s_.system_shm.add(peer_of(req, true), req.matches[1], (*j)["key"], offset,
                                          (*j)["byte_size"].get<uint64_t>());
            if (!st.ok()) return fail(res, st);
            res.status = 200;
          });
   h.Post(R"(/v2/systemsharedmemory(?:/region/([^/]+))?/unregister)",
-         [this, peer](const httplib::Request& req, httplib::Response& res) {
-           Status st = s_.system_shm.remove(peer(req, false), group_or_empty(req, 1));
+         [this](const httplib::Request& req, httplib::Response& res) {
+           Status st = s_.system_shm.remove(peer_of(req, false), group_or_empty(req, 1));
            if (!st.ok()) return fail(res, st);
            res.status = 200;
          });
   h.Get(R"(/v2/cudasharedmemory(?:/region/([^/]+))?/status)",
-        [this, peer](const httplib::Request& req, httplib::Response& res) {
-          auto regions = s_.cuda_shm.list(peer(req, false), group_or_empty(req, 1));
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto regions = s_.cuda_shm.list(peer_of(req, false), group_or_empty(req, 1));
           if (!regions.ok()) return fail(res, regions.status());
           json out = json::array();
           for (const auto& r : *regions) {
@@ -322,7 +333,7 @@ void HttpKServeService::routes() {
           send(res, out);
         });
   h.Post(R"(/v2/cudasharedmemory/region/([^/]+)/register)",
-         [this, peer](const httplib::Request& req, httplib::Response& res) {
+         [this](const httplib::Request& req, httplib::Response& res) {
            auto j = parse_json_body(req.body);
            if (!j.ok()) return fail(res, j.status());
            std::string handle;
@@ -348,15 +359,15 @@ void HttpKServeService::routes() {
                }
              }
            }
-           Status st = s_.cuda_shm.add(peer(req, true), req.matches[1], handle,
+           Status st = s_.cuda_shm.add(peer_of(req, true), req.matches[1], handle,
                                        j->value("device_id", int64_t{0}),
                                        j->value("byte_size", uint64_t{0}));
            if (!st.ok()) return fail(res, st);
            res.status = 200;
          });
   h.Post(R"(/v2/cudasharedmemory(?:/region/([^/]+))?/unregister)",
-         [this, peer](const httplib::Request& req, httplib::Response& res) {
-           Status st = s_.cuda_shm.remove(peer(req, false), group_or_empty(req, 1));
+         [this](const httplib::Request& req, httplib::Response& res) {
+           Status st = s_.cuda_shm.remove(peer_of(req, false), group_or_empty(req, 1));
            if (!st.ok()) return fail(res, st);
            res.status = 200;
          });

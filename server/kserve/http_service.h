@@ -21,17 +21,21 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+}  // namespace httplib
 
 namespace et::server::kserve {
 
 class HttpKServeService {
  public:
   // Binds `address` ("HOST:PORT"; port 0 picks one) and serves on a thread of its own.
-  // IoError when it cannot listen; InvalidArgument for a malformed address.
+  // `tcp_shared_memory` false: no client counts as local (--kserve-tcp-shared-memory
+  // off, for a daemon behind a proxy on its own machine). IoError when it cannot listen;
+  // InvalidArgument for a malformed address.
   static Result<std::unique_ptr<HttpKServeService>> start(KServeState state,
                                                           const std::string& address,
-                                                          size_t max_message_bytes);
+                                                          size_t max_message_bytes,
+                                                          bool tcp_shared_memory);
   ~HttpKServeService();  // stops
   int port() const { return port_; }
   // When the last request arrived (the start, before any).
@@ -42,10 +46,13 @@ class HttpKServeService {
   void stop();
 
  private:
-  explicit HttpKServeService(KServeState state);
+  HttpKServeService(KServeState state, bool tcp_shared_memory);
   void routes();
+  // Who sent `req` (listener.h's tcp_peer).
+  Peer peer_of(const httplib::Request& req, bool with_process) const;
 
   KServeState s_;
+  bool tcp_shared_memory_ = true;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
   int port_ = 0;

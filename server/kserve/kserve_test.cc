@@ -1,10 +1,12 @@
 // The KServe path in-process: models from preloaded programs, inference from many
 // threads at once on shared instances, and unloading and reloading a program while
 // calls of its models run (under TSan and ASan in CI).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -133,6 +135,55 @@ TEST(KServe, HttpBodiesRoundTrip) {
   auto past = parse_http_infer(body, std::to_string(body.size()), "add", "");
   ASSERT_FALSE(past.ok());
   EXPECT_NE(past.status().message().find("input__1"), std::string::npos);
+}
+
+TEST(KServe, HttpBodiesNestedTooDeepAreRefusedNotFollowed) {
+  // A million nested arrays: a recursive walk would overflow the thread's stack.
+  const size_t depth = 1'000'000;
+  const std::string body =
+      R"({"inputs":[{"name":"input__0","shape":[1],"datatype":"FP32","data":)" +
+      std::string(depth, '[') + "1" + std::string(depth, ']') + R"(,"parameters":{"x":)" +
+      std::string(depth, '[') + std::string(depth, ']') + "}}]}";
+  auto parsed = parse_http_infer(body, std::nullopt, "add", "");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("more than 32 deep"), std::string::npos)
+      << parsed.status().message();
+}
+
+TEST(KServe, HttpNumbersOutsideTheDatatypeAreRefused) {
+  auto body = [](const char* datatype, const char* data) {
+    return fmt::format(
+        R"({{"inputs":[{{"name":"input__0","shape":[1],"datatype":"{}","data":[{}]}}]}})", datatype,
+        data);
+  };
+  for (auto [datatype, data] :
+       {std::pair{"INT8", "300"}, std::pair{"UINT8", "-1"}, std::pair{"INT64", "1e300"},
+        std::pair{"INT32", "1.5"}, std::pair{"UINT64", "\"x\""}}) {
+    auto parsed = parse_http_infer(body(datatype, data), std::nullopt, "add", "");
+    ASSERT_FALSE(parsed.ok()) << datatype << " " << data;
+    EXPECT_NE(parsed.status().message().find("data[0]"), std::string::npos);
+  }
+  // A float beyond FP32's range is an infinity, as a cast to float32 rounds it.
+  auto big = parse_http_infer(body("FP32", "1e300"), std::nullopt, "add", "");
+  ASSERT_TRUE(big.ok());
+  float v = 0;
+  std::memcpy(&v, big->req.raw_input_contents(0).data(), 4);
+  EXPECT_TRUE(std::isinf(v) && v > 0);
+}
+
+TEST(KServe, HttpResponsesKeepTheRequestIdAsGiven) {
+  KServe k;
+  const std::string body =
+      R"({"id":"@et-float-data-0@","inputs":[{"name":"input__0","shape":[2,3],"datatype":"FP32",)"
+      R"("data":[1,1,1,1,1,1]},{"name":"input__1","shape":[2,3],"datatype":"FP32","data":[1,1,1,1,1,1]}]})";
+  auto parsed = parse_http_infer(body, std::nullopt, "add", "");
+  ASSERT_TRUE(parsed.ok());
+  inference::ModelInferResponse resp;
+  ASSERT_TRUE(k.run(parsed->req, resp).ok());
+  const HttpBody out = write_http_infer(*parsed, resp);
+  auto j = nlohmann::json::parse(out.text);
+  EXPECT_EQ(j["id"], "@et-float-data-0@");
+  EXPECT_EQ(j["outputs"][0]["data"], nlohmann::json({2, 2, 2, 2, 2, 2}));
 }
 
 }  // namespace

@@ -124,9 +124,14 @@ bool diag_lookup(const sockaddr_storage& local, const sockaddr_storage& remote, 
       if (NLMSG_OK(h, static_cast<unsigned>(n)) && h->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
           h->nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
         const auto* d = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
-        uid = d->idiag_uid;
-        inode = d->idiag_inode;
-        found = true;
+        // A socket no process holds (closed by its owner, lingering in FIN_WAIT or
+        // TIME_WAIT) has no inode, and the kernel reports uid 0 for it: it proves
+        // nobody's identity.
+        if (d->idiag_inode != 0) {
+          uid = d->idiag_uid;
+          inode = d->idiag_inode;
+          found = true;
+        }
       }
     }
   }
@@ -185,6 +190,7 @@ bool local_tcp_owner(const sockaddr_storage& client_seen, const sockaddr_storage
         continue;
       }
       if (l == local && r == remote) {
+        if (socket_inode == 0) return false;  // an orphan: see diag_lookup
         uid = static_cast<uid_t>(owner);
         if (inode) *inode = socket_inode;
         return true;
@@ -349,11 +355,12 @@ bool process_alive(const std::string& connection) {
   return pid > 0 && start_time(pid) == connection.substr(slash + 1);
 }
 
-Result<std::unique_ptr<Listener>> Listener::open(const std::string& address,
-                                                 size_t max_connections) {
+Result<std::unique_ptr<Listener>> Listener::open(const std::string& address, size_t max_connections,
+                                                 bool tcp_shared_memory) {
   auto l = std::unique_ptr<Listener>(new Listener());
   l->address_ = address;
   l->max_connections_ = max_connections;
+  l->tcp_shared_memory_ = tcp_shared_memory;
   if (address.rfind("unix:", 0) == 0) {
     l->unix_path_ = address.substr(5);
     if (l->unix_path_.empty()) return invalid_argument("unix: needs a path (unix:/run/x.sock)");
@@ -408,7 +415,7 @@ Peer Listener::describe(int fd) const {
   p.address = printable_address(client);
   const int on = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-  p.local = local_tcp_owner(client, server, p.uid);
+  p.local = tcp_shared_memory_ && local_tcp_owner(client, server, p.uid);
   return p;
 }
 

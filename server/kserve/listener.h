@@ -61,7 +61,9 @@ class Listener {
   // Listens on `address`: "unix:PATH" (a Unix socket, mode 0600, a stale one taken
   // over as --socket is), or "HOST:PORT" (TCP; port 0 picks one). InvalidArgument for
   // a malformed address, IoError (naming it) when it cannot be bound.
-  static Result<std::unique_ptr<Listener>> open(const std::string& address, size_t max_connections);
+  // `tcp_shared_memory` false: no TCP client counts as local (see KServeOptions).
+  static Result<std::unique_ptr<Listener>> open(const std::string& address, size_t max_connections,
+                                                bool tcp_shared_memory = true);
   ~Listener();  // stops accepting; removes its Unix socket file
 
   // The port bound, for TCP (useful with port 0); 0 for a Unix socket.
@@ -93,6 +95,7 @@ class Listener {
   int stop_fd_ = -1;  // eventfd: wakes the accept loop to end
   int port_ = 0;
   size_t max_connections_ = 0;
+  bool tcp_shared_memory_ = true;
   Serve serve_;
   std::thread thread_;
 

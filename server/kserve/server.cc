@@ -20,7 +20,8 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
   auto k = std::unique_ptr<KServeServer>(new KServeServer(core, o));
   k->models_.add_preloaded();
   if (!o.grpc_address.empty()) {
-    ET_ASSIGN_OR_RETURN(k->grpc_listener_, Listener::open(o.grpc_address, o.max_connections));
+    ET_ASSIGN_OR_RETURN(k->grpc_listener_,
+                        Listener::open(o.grpc_address, o.max_connections, o.tcp_shared_memory));
     k->grpc_service_ = std::make_unique<GrpcKServeService>(
         KServeState{core, k->models_, k->system_shm_, k->cuda_shm_, k->grpc_listener_.get()});
     grpc::ServerBuilder builder;  // no ports of its own: the listener hands connections over
@@ -46,7 +47,7 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
     ET_ASSIGN_OR_RETURN(k->http_,
                         HttpKServeService::start(
                             KServeState{core, k->models_, k->system_shm_, k->cuda_shm_, nullptr},
-                            o.http_address, o.max_message_bytes));
+                            o.http_address, o.max_message_bytes, o.tcp_shared_memory));
     spdlog::info("KServe v2 HTTP listening on {} (port {}) ({} models ready)", o.http_address,
                  k->http_port(), k->models_.ready().size());
   }

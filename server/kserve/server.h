@@ -26,6 +26,10 @@ struct KServeOptions {
   std::string models_dir;    // --models: where RepositoryModelLoad finds programs
   size_t max_instances = 0;  // method instances per model; 0: one per compute worker
   size_t max_connections = 1024;
+  // --kserve-tcp-shared-memory: whether TCP clients on this machine may use shared
+  // memory (as their uid). Off for a daemon behind a proxy on its own machine, where
+  // every remote client would look like the proxy's user.
+  bool tcp_shared_memory = true;
   size_t max_message_bytes = size_t{256} << 20;
   ShmLimits shm;
 };

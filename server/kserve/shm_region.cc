@@ -7,7 +7,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include <boost/interprocess/shared_memory_object.hpp>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -17,21 +16,39 @@
 namespace et::server::kserve {
 namespace {
 
-namespace bip = boost::interprocess;
-
-// Opens the object with Boost.Interprocess (shm_open: /dev/shm/<key>, O_NOFOLLOW) and
-// takes its descriptor. -errno on failure.
-int open_object(const std::string& key, bool writable) {
-  try {
-    bip::shared_memory_object object(bip::open_only, key.c_str(),
-                                     writable ? bip::read_write : bip::read_only);
-    // The object closes its descriptor when destroyed: keep a duplicate.
-    const int fd = fcntl(object.get_mapping_handle().handle, F_DUPFD_CLOEXEC, 0);
-    return fd >= 0 ? fd : -errno;
-  } catch (const bip::interprocess_exception& e) {
-    const int native = e.get_native_error();
-    return native > 0 ? -native : -EIO;
+// Opens /dev/shm/<name> without following a symlink and without anything that can
+// block: first a path handle (O_PATH opens no content: a FIFO planted there cannot
+// hold the thread), checked to be a regular file on the tmpfs before any real open;
+// then the same inode reopened through /proc/self/fd (no second path lookup to race)
+// with O_NONBLOCK (a lease the client holds fails the open at once, not after 45 s).
+// Returns the descriptor or -errno; `why` names a failed check.
+int open_object(const std::string& name, bool writable, struct stat& st, std::string& why) {
+  const std::string path = "/dev/shm/" + name;
+  const int handle = ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (handle < 0) return -errno;
+  struct statfs fs {};
+  if (fstat(handle, &st) != 0 || fstatfs(handle, &fs) != 0) {
+    const int err = errno;
+    close(handle);
+    return -err;
   }
+  if (S_ISLNK(st.st_mode)) {
+    close(handle);
+    return -ELOOP;
+  }
+  if (!S_ISREG(st.st_mode) || static_cast<unsigned long>(fs.f_type) != TMPFS_MAGIC) {
+    close(handle);
+    why = "not a shared-memory object (a regular file on the /dev/shm tmpfs)";
+    return -EPERM;
+  }
+  const std::string self = "/proc/self/fd/" + std::to_string(handle);
+  int fd = ::open(self.c_str(), (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
+  const int err = errno;
+  close(handle);
+  if (fd < 0) return -err;
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
 }
 
 }  // namespace
@@ -56,9 +73,11 @@ Result<std::shared_ptr<ShmRegion>> ShmRegion::open(const std::string& name, cons
   region->key_ = key;
   region->offset_ = offset;
   region->byte_size_ = byte_size;
-  int fd = open_object(key.substr(1), true);
+  struct stat st {};
+  std::string why;
+  int fd = open_object(key.substr(1), true, st, why);
   region->writable_ = fd >= 0;
-  if (fd == -EACCES) fd = open_object(key.substr(1), false);
+  if (fd == -EACCES) fd = open_object(key.substr(1), false, st, why);
   if (fd < 0) {
     if (fd == -ENOENT) {
       return not_found(
@@ -72,18 +91,14 @@ Result<std::shared_ptr<ShmRegion>> ShmRegion::open(const std::string& name, cons
                       "shared-memory object itself",
                       where, printable(key)));
     }
+    if (!why.empty()) return permission_denied(fmt::format("{}: {}", where, why));
     return permission_denied(
         fmt::format("{}: the daemon cannot open it: {}", where, std::strerror(-fd)));
   }
   region->fd_ = fd;
-  struct stat st {};
-  struct statfs fs {};
-  if (fstat(fd, &st) != 0 || fstatfs(fd, &fs) != 0) {
+  // The descriptor's own inode (the same one checked through the path handle).
+  if (fstat(fd, &st) != 0) {
     return io_error(fmt::format("{}: fstat: {}", where, std::strerror(errno)));
-  }
-  if (!S_ISREG(st.st_mode) || static_cast<unsigned long>(fs.f_type) != TMPFS_MAGIC) {
-    return permission_denied(fmt::format(
-        "{}: not a shared-memory object (a regular file on the /dev/shm tmpfs)", where));
   }
   if (st.st_uid != owner) {
     return permission_denied(

@@ -4,9 +4,12 @@
 //
 // Named shared memory is what an attacker controls: another user's object, a symlink
 // planted in /dev/shm, an object truncated or unlinked while the daemon uses it. So:
-// - open() takes only "/name" keys (glibc's shm_open opens /dev/shm/name refusing a
-//   symlink), then checks the object it got: a regular file on the /dev/shm tmpfs,
-//   owned by `owner` (the registering client's uid), at least offset + byte_size long;
+// - open() takes only "/name" keys and opens /dev/shm/name without following a symlink
+//   and without anything that can block (a path handle checked to be a regular file on
+//   the tmpfs, then that inode reopened non-blocking: a FIFO or a lease planted there
+//   cannot hold a daemon thread), then checks the object: owned by `owner` (the
+//   registering client's uid), at least offset + byte_size long. (Not through
+//   Boost.Interprocess: its open, glibc's shm_open, blocks on a FIFO.)
 // - read() and write() check the object's size again on every use, and go through
 //   pread/pwrite on the descriptor, never a mapping: a client that truncates its object
 //   mid-call gets a short read and an error, and no SIGBUS can reach the daemon. (A

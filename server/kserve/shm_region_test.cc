@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -72,6 +74,31 @@ TEST(ShmRegion, ATruncatedObjectIsAnErrorOnEveryUse) {
   EXPECT_EQ((*r)->write(0, buf).code(), StatusCode::kOutOfRange);
   // Within what is left, it still works.
   EXPECT_TRUE((*r)->read(0, std::span<uint8_t>(buf.data(), 8)).ok());
+}
+
+// A FIFO planted in /dev/shm by a user the daemon's open fails for (so it would retry
+// read-only, which on a FIFO waits for a writer forever): refused at once. The check
+// runs in a child process as that user (nobody, when the test runs as root), with an
+// alarm that kills it if the open blocks.
+TEST(ShmRegion, AFifoInDevShmIsRefusedWithoutBlocking) {
+  const std::string key = "/et_shm_region_fifo_" + std::to_string(getpid());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+    const std::string path = "/dev/shm" + key;
+    if (mkfifo(path.c_str(), 0444) != 0) _exit(4);
+    alarm(5);
+    auto r = ShmRegion::open("r", key, 0, 8, getuid());
+    unlink(path.c_str());
+    _exit(!r.ok() && r.status().code() == StatusCode::kPermissionDenied ? 0 : 5);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  unlink(("/dev/shm" + key).c_str());
+  ASSERT_FALSE(WIFSIGNALED(status))
+      << "the open blocked (killed by signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
