@@ -8,6 +8,18 @@ find_package(gRPC CONFIG REQUIRED)
 find_program(ET_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 
 set(_proto_out "${CMAKE_BINARY_DIR}/generated/proto")
+
+# grpc_health_v1: the standard health service's client side (et-serverd --check).
+set(_health_src "${_et_proto_dir}/grpc_health_v1.proto")
+add_custom_command(
+  OUTPUT "${_proto_out}/grpc_health_v1.pb.cc" "${_proto_out}/grpc_health_v1.pb.h"
+         "${_proto_out}/grpc_health_v1.grpc.pb.cc" "${_proto_out}/grpc_health_v1.grpc.pb.h"
+  COMMAND ${CMAKE_COMMAND} -E make_directory "${_proto_out}"
+  COMMAND protobuf::protoc --proto_path "${_et_proto_dir}"
+          --cpp_out "${_proto_out}" --grpc_out "${_proto_out}"
+          --plugin=protoc-gen-grpc=${ET_GRPC_CPP_PLUGIN} "${_health_src}"
+  DEPENDS "${_health_src}"
+  COMMENT "protoc: proto/grpc_health_v1.proto")
 set(_proto_src "${_et_proto_dir}/et_serverd.proto")
 add_custom_command(
   OUTPUT "${_proto_out}/et_serverd.pb.cc" "${_proto_out}/et_serverd.pb.h"
@@ -34,7 +46,8 @@ target_link_libraries(et_wire PUBLIC OpenSSL::Crypto)
 target_link_libraries(et_proto PUBLIC et_wire)
 
 # et_kserve_proto: the KServe v2 / Triton gRPC protocol (proto/kserve/kserve_v2.proto),
-# the daemon's second gRPC service (server/kserve/).
+# the daemon's second gRPC service (server/kserve/), and the health service's client
+# side (proto/grpc_health_v1.proto): both daemon-only.
 set(_kserve_src "${_et_proto_dir}/kserve/kserve_v2.proto")
 add_custom_command(
   OUTPUT "${_proto_out}/kserve_v2.pb.cc" "${_proto_out}/kserve_v2.pb.h"
@@ -46,6 +59,7 @@ add_custom_command(
   DEPENDS "${_kserve_src}"
   COMMENT "protoc: proto/kserve/kserve_v2.proto")
 add_library(et_kserve_proto STATIC EXCLUDE_FROM_ALL "${_proto_out}/kserve_v2.pb.cc"
-            "${_proto_out}/kserve_v2.grpc.pb.cc")
+            "${_proto_out}/kserve_v2.grpc.pb.cc" "${_proto_out}/grpc_health_v1.pb.cc"
+            "${_proto_out}/grpc_health_v1.grpc.pb.cc")
 target_include_directories(et_kserve_proto PUBLIC "${_proto_out}")
 target_link_libraries(et_kserve_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)

@@ -1,7 +1,9 @@
 // et-serverd: the daemon. See --help and docs/protocol.md.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -20,6 +22,7 @@
 #include "runtime/thread_pool.h"
 #include "server/fd_channel.h"
 #include "server/grpc_service.h"
+#include "server/health_check.h"
 #include "server/kserve/server.h"
 #include "server/options.h"
 #include "server/unix_socket.h"
@@ -111,6 +114,12 @@ int run(const et::server::Options& o, int ready_fd) {
     return 1;
   }
   GrpcService service(core);
+  // gRPC's standard health service (grpc.health.v1: `et-serverd --check`,
+  // grpc_health_probe) and server reflection (grpcurl) on every gRPC server the daemon
+  // runs. Health answers SERVING once the programs are preloaded and the daemon
+  // listens, NOT_SERVING from the moment it begins to stop.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + o.socket, grpc::InsecureServerCredentials());
   if (!o.listen.empty()) builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials());
@@ -164,6 +173,7 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   const std::string reason = wait_for_stop(o, core, kserve.get(), lock);
   spdlog::info("{}: stopping (running calls get {} ms)", reason, o.shutdown_grace_ms);
+  if (auto* health = server->GetHealthCheckService()) health->SetServingStatus(false);
   core.begin_shutdown();
   service.cancel_sessions();
   if (kserve) kserve->shutdown();
@@ -192,6 +202,11 @@ int main(int argc, char** argv) {
   if (options->help) {
     std::fputs(et::server::usage(), stdout);
     return 0;
+  }
+  if (options->check) {
+    return et::server::check_health(
+        options->check_address.empty() ? options->socket : options->check_address,
+        std::chrono::seconds(5));
   }
   if (options->version) {
     std::printf("et-serverd %s\n", et::server::ServiceCore::version());

@@ -95,6 +95,10 @@ with tensors inline or in shared memory; see docs/protocol.md.
   --detach                 run in the background in a session of its own; the command
                            returns when the daemon listens (exit 0) or failed to start
                            (exit 1; the reason is in its log: stdout and stderr)
+  --check [ADDRESS]        ask the daemon at ADDRESS (a socket path, unix:PATH or
+                           HOST:PORT; default: --socket) whether it is serving, through
+                           gRPC's standard health service; prints SERVING and exits 0,
+                           NOT_SERVING and exits 1, or why not and exits 2
   --version                print the version
   --help                   print this help
 )";
@@ -111,6 +115,11 @@ Result<Options> parse_options(int argc, char** argv) {
     }
     if (flag == "--version") {
       o.version = true;
+      continue;
+    }
+    if (flag == "--check") {
+      o.check = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-') o.check_address = argv[++i];
       continue;
     }
     if (flag == "--detach") {

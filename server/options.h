@@ -23,6 +23,8 @@ struct Options {
   bool detach = false;
   ServiceLimits limits;
   kserve::KServeOptions kserve;  // --kserve-*: off while grpc_address is empty
+  bool check = false;            // --check [ADDRESS]: ask a running daemon's health, exit
+  std::string check_address;     // empty: the --socket path
   bool help = false;
   bool version = false;
 };
