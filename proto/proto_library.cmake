@@ -9,27 +9,25 @@ find_program(ET_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 
 set(_proto_out "${CMAKE_BINARY_DIR}/generated/proto")
 
-# grpc_health_v1: the standard health service's client side (et-serverd --check).
-set(_health_src "${_et_proto_dir}/grpc_health_v1.proto")
-add_custom_command(
-  OUTPUT "${_proto_out}/grpc_health_v1.pb.cc" "${_proto_out}/grpc_health_v1.pb.h"
-         "${_proto_out}/grpc_health_v1.grpc.pb.cc" "${_proto_out}/grpc_health_v1.grpc.pb.h"
-  COMMAND ${CMAKE_COMMAND} -E make_directory "${_proto_out}"
-  COMMAND protobuf::protoc --proto_path "${_et_proto_dir}"
-          --cpp_out "${_proto_out}" --grpc_out "${_proto_out}"
-          --plugin=protoc-gen-grpc=${ET_GRPC_CPP_PLUGIN} "${_health_src}"
-  DEPENDS "${_health_src}"
-  COMMENT "protoc: proto/grpc_health_v1.proto")
-set(_proto_src "${_et_proto_dir}/et_serverd.proto")
-add_custom_command(
-  OUTPUT "${_proto_out}/et_serverd.pb.cc" "${_proto_out}/et_serverd.pb.h"
-         "${_proto_out}/et_serverd.grpc.pb.cc" "${_proto_out}/et_serverd.grpc.pb.h"
-  COMMAND ${CMAKE_COMMAND} -E make_directory "${_proto_out}"
-  COMMAND protobuf::protoc --proto_path "${_et_proto_dir}"
-          --cpp_out "${_proto_out}" --grpc_out "${_proto_out}"
-          --plugin=protoc-gen-grpc=${ET_GRPC_CPP_PLUGIN} "${_proto_src}"
-  DEPENDS "${_proto_src}"
-  COMMENT "protoc: proto/et_serverd.proto")
+# et_protoc(FILE): generates FILE's protobuf and gRPC C++ code (FILE relative to this
+# directory) into ${_proto_out}, as NAME.pb.{h,cc} and NAME.grpc.pb.{h,cc}.
+function(et_protoc file)
+  get_filename_component(name "${file}" NAME_WE)
+  get_filename_component(dir "${_et_proto_dir}/${file}" DIRECTORY)
+  add_custom_command(
+    OUTPUT "${_proto_out}/${name}.pb.cc" "${_proto_out}/${name}.pb.h"
+           "${_proto_out}/${name}.grpc.pb.cc" "${_proto_out}/${name}.grpc.pb.h"
+    COMMAND ${CMAKE_COMMAND} -E make_directory "${_proto_out}"
+    COMMAND protobuf::protoc --proto_path "${dir}"
+            --cpp_out "${_proto_out}" --grpc_out "${_proto_out}"
+            --plugin=protoc-gen-grpc=${ET_GRPC_CPP_PLUGIN} "${_et_proto_dir}/${file}"
+    DEPENDS "${_et_proto_dir}/${file}"
+    COMMENT "protoc: proto/${file}")
+endfunction()
+
+et_protoc(et_serverd.proto)
+# The standard health service's client side (et-serverd --check).
+et_protoc(grpc_health_v1.proto)
 
 # Generated code: compiled without the project's -Werror (it is not ours to fix).
 add_library(et_proto STATIC "${_proto_out}/et_serverd.pb.cc" "${_proto_out}/et_serverd.grpc.pb.cc")
@@ -48,16 +46,7 @@ target_link_libraries(et_proto PUBLIC et_wire)
 # et_kserve_proto: the KServe v2 / Triton gRPC protocol (proto/kserve/kserve_v2.proto),
 # the daemon's second gRPC service (server/kserve/), and the health service's client
 # side (proto/grpc_health_v1.proto): both daemon-only.
-set(_kserve_src "${_et_proto_dir}/kserve/kserve_v2.proto")
-add_custom_command(
-  OUTPUT "${_proto_out}/kserve_v2.pb.cc" "${_proto_out}/kserve_v2.pb.h"
-         "${_proto_out}/kserve_v2.grpc.pb.cc" "${_proto_out}/kserve_v2.grpc.pb.h"
-  COMMAND ${CMAKE_COMMAND} -E make_directory "${_proto_out}"
-  COMMAND protobuf::protoc --proto_path "${_et_proto_dir}/kserve"
-          --cpp_out "${_proto_out}" --grpc_out "${_proto_out}"
-          --plugin=protoc-gen-grpc=${ET_GRPC_CPP_PLUGIN} "${_kserve_src}"
-  DEPENDS "${_kserve_src}"
-  COMMENT "protoc: proto/kserve/kserve_v2.proto")
+et_protoc(kserve/kserve_v2.proto)
 add_library(et_kserve_proto STATIC EXCLUDE_FROM_ALL "${_proto_out}/kserve_v2.pb.cc"
             "${_proto_out}/kserve_v2.grpc.pb.cc" "${_proto_out}/grpc_health_v1.pb.cc"
             "${_proto_out}/grpc_health_v1.grpc.pb.cc")
