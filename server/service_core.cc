@@ -596,10 +596,9 @@ Status ServiceCore::run_instance(MethodSlot& slot, std::vector<DecodedInput> inp
     slot.inputs = std::move(inputs);  // what the bound inputs point into stays alive
     times.input_ns = ns_since(step);
     if (!st.ok()) return st;
-    executes_.fetch_add(1, std::memory_order_relaxed);
-    step = Clock::now();
-    st = m.execute({step + limits_.execution_deadline, &cancelled});
-    times.infer_ns = ns_since(step);
+    uint64_t micros = 0;
+    st = execute_locked(cancelled, slot, micros);
+    times.infer_ns = micros * 1000;
     if (!st.ok()) return st;
     step = Clock::now();
     st = read_outputs(m);
@@ -754,10 +753,11 @@ void ServiceCore::count_load(bool existed, bool attached) {
   if (existed) program_loads_shared_.fetch_add(1, std::memory_order_relaxed);
 }
 
-Status ServiceCore::execute_locked(Session& s, MethodSlot& slot, uint64_t& micros) {
+Status ServiceCore::execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot,
+                                   uint64_t& micros) {
   executes_.fetch_add(1, std::memory_order_relaxed);
   const auto start = std::chrono::steady_clock::now();
-  Status status = slot.method->execute({start + limits_.execution_deadline, &s.cancelled});
+  Status status = slot.method->execute({start + limits_.execution_deadline, &cancelled});
   micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                      std::chrono::steady_clock::now() - start)
                                      .count());
@@ -798,7 +798,7 @@ Status ServiceCore::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& 
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
   return with_method(*slot, [&] {
     uint64_t micros = 0;
-    Status st = execute_locked(*s, *slot, micros);
+    Status st = execute_locked(s->cancelled, *slot, micros);
     resp.set_execution_micros(micros);
     return st;
   });
@@ -820,7 +820,7 @@ Status ServiceCore::run(const pb::RunRequest& req, pb::RunResponse& resp) {
     // Inline bytes are copied: an unplanned input stays bound to them after this call.
     ET_RETURN_IF_ERROR(bind_inputs(s, *slot, req.inputs(), true));
     uint64_t micros = 0;
-    Status st = execute_locked(*s, *slot, micros);
+    Status st = execute_locked(s->cancelled, *slot, micros);
     resp.set_execution_micros(micros);
     if (st.ok()) st = collect_outputs(s, *slot, req.placements(), *resp.mutable_outputs());
     return st;

@@ -172,7 +172,8 @@ class ServiceCore {
   Status bind_inputs(const std::shared_ptr<Session>& owner, MethodSlot& slot,
                      const google::protobuf::RepeatedPtrField<pb::Value>& inputs, bool copy_inline);
   Status prepare_outputs(MethodSlot& slot);
-  Status execute_locked(Session& s, MethodSlot& slot, uint64_t& micros);
+  // Executes the slot's method (the execution deadline; `cancelled` stops it).
+  Status execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& micros);
   // Forgets the channels of every session whose threads have ended (their links
   // closed): they count against the limits until then.
   void reap_fast_channels();

@@ -8,37 +8,11 @@
 namespace et::server::kserve {
 namespace {
 
-inference::DataType config_type(ScalarType t) {
-  switch (t) {
-    case ScalarType::kBool:
-      return inference::TYPE_BOOL;
-    case ScalarType::kByte:
-      return inference::TYPE_UINT8;
-    case ScalarType::kUInt16:
-      return inference::TYPE_UINT16;
-    case ScalarType::kUInt32:
-      return inference::TYPE_UINT32;
-    case ScalarType::kUInt64:
-      return inference::TYPE_UINT64;
-    case ScalarType::kChar:
-      return inference::TYPE_INT8;
-    case ScalarType::kShort:
-      return inference::TYPE_INT16;
-    case ScalarType::kInt:
-      return inference::TYPE_INT32;
-    case ScalarType::kLong:
-      return inference::TYPE_INT64;
-    case ScalarType::kHalf:
-      return inference::TYPE_FP16;
-    case ScalarType::kBFloat16:
-      return inference::TYPE_BF16;
-    case ScalarType::kFloat:
-      return inference::TYPE_FP32;
-    case ScalarType::kDouble:
-      return inference::TYPE_FP64;
-    default:
-      return inference::TYPE_INVALID;
-  }
+// The config's name of a datatype: "TYPE_" and its KServe name ("TYPE_FP32").
+inference::DataType config_type(const TensorSpec& t) {
+  inference::DataType type = inference::TYPE_INVALID;
+  (void)inference::DataType_Parse("TYPE_" + t.datatype, &type);
+  return type;
 }
 
 void set(inference::StatisticDuration& out, const DurationStat& d) {
@@ -75,13 +49,13 @@ void configure(const Model& model, inference::ModelConfig& out) {
   for (const TensorSpec& t : model.inputs()) {
     auto& m = *out.add_input();
     m.set_name(t.name);
-    m.set_data_type(config_type(t.dtype));
+    m.set_data_type(config_type(t));
     for (int64_t d : t.shape) m.add_dims(d);
   }
   for (const TensorSpec& t : model.outputs()) {
     auto& m = *out.add_output();
     m.set_name(t.name);
-    m.set_data_type(config_type(t.dtype));
+    m.set_data_type(config_type(t));
     for (int64_t d : t.shape) m.add_dims(d);
   }
   auto& group = *out.add_instance_group();

@@ -6,8 +6,6 @@
 
 #include <algorithm>
 
-#include "runtime/thread_pool.h"
-
 namespace et::server::kserve {
 
 KServeServer::KServeServer(ServiceCore& core, const KServeOptions& o)
