@@ -70,7 +70,7 @@ def start_daemon(tmp: Path):
         text = log_path.read_text()
         g = re.search(r"KServe v2 gRPC listening on \S+ \(port (\d+)\)", text)
         h = re.search(r"KServe v2 HTTP listening on \S+ \(port (\d+)\)", text)
-        if g and h and sock.exists():
+        if g and h and sock.exists() and re.search(r" ready \(", text):
             return proc, sock, int(g.group(1)), int(h.group(1))
         assert proc.poll() is None, text
         time.sleep(0.05)

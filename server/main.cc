@@ -78,31 +78,16 @@ int run(const et::server::Options& o, int ready_fd) {
     (void)setrlimit(RLIMIT_NOFILE, &files);
   }
   ServiceCore core(o.limits, o.socket + ".fd");
-  if (!o.models_dir.empty()) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(o.models_dir, ec)) {
-      if (entry.path().extension() != ".pte") continue;
-      const std::string name = entry.path().filename().string();
-      // NAME.ptd beside NAME.pte is its external data file (ExecuTorch writes the
-      // weights there when exporting with external constants).
-      std::filesystem::path data = entry.path();
-      data.replace_extension(".ptd");
-      std::error_code data_ec;
-      const bool has_data = std::filesystem::is_regular_file(data, data_ec);
-      et::Status s =
-          core.registry().preload(entry.path().string(), name, has_data ? data.string() : "");
-      if (!s.ok()) {
-        spdlog::error("--models: {} not preloaded: {}", et::printable(name),
-                      et::printable(s.to_string()));
-      } else {
-        spdlog::info("preloaded {}{}", name,
-                     has_data ? " with " + data.filename().string() : std::string());
-      }
-    }
-    if (ec) {
-      spdlog::error("--models {}: {}", o.models_dir, ec.message());
+  // The model repository is read once the daemon listens (health answers NOT_SERVING
+  // meanwhile, and sessions asking for a preloaded name wait for it).
+  std::unique_ptr<repository::ProgramRepository> programs;
+  if (!o.repository.dir.empty()) {
+    auto opened = repository::ProgramRepository::open(core.registry(), o.repository);
+    if (!opened.ok()) {
+      spdlog::error("{}", opened.status().message());
       return 1;
     }
+    programs = std::move(opened).value();
   }
   if (et::Status s = claim_socket_path(o.socket); !s.ok()) {
     spdlog::error("{}", s.message());
@@ -116,8 +101,8 @@ int run(const et::server::Options& o, int ready_fd) {
   GrpcService service(core);
   // gRPC's standard health service (grpc.health.v1: `et-serverd --check`,
   // grpc_health_probe) and server reflection (grpcurl) on every gRPC server the daemon
-  // runs. Health answers SERVING once the programs are preloaded and the daemon
-  // listens, NOT_SERVING from the moment it begins to stop.
+  // runs. Health answers NOT_SERVING until the model repository has loaded what it
+  // loads at start, SERVING then, NOT_SERVING again from the moment the daemon stops.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -140,6 +125,7 @@ int run(const et::server::Options& o, int ready_fd) {
                   o.listen.empty() ? "" : " or " + o.listen);
     return 1;
   }
+  server->GetHealthCheckService()->SetServingStatus(false);
   spdlog::info("et-serverd {} listening on unix:{}{} ({} compute threads)", ServiceCore::version(),
                o.socket, o.listen.empty() ? "" : " and " + o.listen,
                et::ThreadPool::global().threads());
@@ -147,9 +133,8 @@ int run(const et::server::Options& o, int ready_fd) {
   std::unique_ptr<kserve::KServeServer> kserve;
   if (!o.kserve.grpc_address.empty() || !o.kserve.http_address.empty()) {
     kserve::KServeOptions ko = o.kserve;
-    ko.models_dir = o.models_dir;
     ko.max_message_bytes = o.max_message_bytes;
-    auto started = kserve::KServeServer::start(core, ko);
+    auto started = kserve::KServeServer::start(core, programs.get(), ko);
     if (!started.ok()) {
       spdlog::error("--kserve-grpc/--kserve-http: {}", started.status().message());
       return 1;
@@ -166,6 +151,16 @@ int run(const et::server::Options& o, int ready_fd) {
     spdlog::warn("{}: starting and stopping daemons on this socket is not serialised",
                  lock.error());
   }
+  if (programs) {
+    if (et::Status s = programs->start(); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return 1;
+    }
+  }
+  core.set_ready(true);
+  spdlog::info("ready ({} models served)", programs ? programs->served_count() : 0);
+  server->GetHealthCheckService()->SetServingStatus(true);
+  if (kserve) kserve->set_serving(true);
   core.restart_idle_clock();
   if (ready_fd >= 0) {  // --detach: the command that started us may return now
     (void)!write(ready_fd, "1", 1);
@@ -173,8 +168,10 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   const std::string reason = wait_for_stop(o, core, kserve.get(), lock);
   spdlog::info("{}: stopping (running calls get {} ms)", reason, o.shutdown_grace_ms);
-  if (auto* health = server->GetHealthCheckService()) health->SetServingStatus(false);
+  server->GetHealthCheckService()->SetServingStatus(false);
+  if (kserve) kserve->set_serving(false);
   core.begin_shutdown();
+  if (programs) programs->stop_following();
   service.cancel_sessions();
   if (kserve) kserve->shutdown();
   if (!service.wait_for_calls(std::chrono::milliseconds(o.shutdown_grace_ms))) {

@@ -35,8 +35,20 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            alone. Shared memory is handed over on PATH.fd beside it. A
                            stale socket file is replaced; a live daemon's is not.
   --listen HOST:PORT       also serve gRPC over TCP (tensors inline only); off by default
-  --models DIR             preload every .pte in DIR (with NAME.ptd beside NAME.pte as its
-                           external data file), each loadable by its file name
+  --models DIR             the model repository: DIR/NAME.pte (NAME.ptd beside it: its
+                           external data file) and Triton's layout,
+                           DIR/NAME/VERSION/model.pte (model.ptd beside it). Each model's
+                           newest version that loads is served: preloaded for sessions
+                           (by file name NAME.pte, or NAME in Triton's layout) and a
+                           KServe model (docs/operations.md)
+  --model-control-mode MODE  none (default): load every model at start; poll: load every
+                           model, then follow the directory (a new or rewritten file is a
+                           new version, a removed one is unloaded; a file is read once its
+                           writer closes it); explicit: load only --load-model names, then
+                           by KServe load and unload requests
+  --load-model NAME        explicit mode: load NAME at start (repeatable; * for all)
+  --repository-poll-secs N  poll mode: also read the whole directory every N seconds in
+                           case a change event was lost (default 30; 0: never)
   --kserve-grpc ADDRESS    also serve the KServe v2 / Triton gRPC protocol (tritonclient,
                            perf_analyzer) on ADDRESS: unix:PATH, or HOST:PORT (loopback
                            unless clients on other machines must reach it); off by
@@ -137,7 +149,12 @@ Result<Options> parse_options(int argc, char** argv) {
     } else if (flag == "--listen") {
       o.listen = value;
     } else if (flag == "--models") {
-      o.models_dir = value;
+      if (value.empty()) return invalid_argument("--models: give a directory");
+      o.repository.dir = value;
+    } else if (flag == "--model-control-mode") {
+      ET_ASSIGN_OR_RETURN(o.repository.control, repository::parse_model_control(value));
+    } else if (flag == "--load-model") {
+      o.repository.load_at_start.push_back(value);
     } else if (flag == "--kserve-grpc") {
       if (value.empty()) return invalid_argument("--kserve-grpc: give unix:PATH or HOST:PORT");
       o.kserve.grpc_address = value;
@@ -207,6 +224,8 @@ Result<Options> parse_options(int argc, char** argv) {
         o.kserve.shm.max_regions_per_user = n;
       } else if (flag == "--kserve-max-region-bytes") {
         o.kserve.shm.max_bytes_per_user = n;
+      } else if (flag == "--repository-poll-secs") {
+        o.repository.rescan = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
       } else if (flag == "--idle-exit") {
         o.limits.idle_exit = std::chrono::seconds(std::min<uint64_t>(n, uint64_t{1} << 32));
       } else {
@@ -215,6 +234,16 @@ Result<Options> parse_options(int argc, char** argv) {
     }
   }
   if (o.socket.empty()) return invalid_argument("--socket: empty path");
+  if (o.repository.dir.empty() && (o.repository.control != repository::ModelControl::kNone ||
+                                   !o.repository.load_at_start.empty())) {
+    return invalid_argument("--model-control-mode and --load-model need --models DIR");
+  }
+  if (o.repository.control != repository::ModelControl::kExplicit &&
+      !o.repository.load_at_start.empty()) {
+    return invalid_argument(
+        "--load-model goes with --model-control-mode explicit (the other modes load every "
+        "model at start)");
+  }
   return o;
 }
 

@@ -6,15 +6,18 @@
 
 #include "runtime/status.h"
 #include "server/kserve/server.h"
+#include "server/repository/program_repository.h"
 #include "server/service_core.h"
 
 namespace et::server {
 
 struct Options {
-  std::string socket;      // --socket (default: default_socket_path())
-  std::string listen;      // --listen HOST:PORT, empty: no TCP
-  std::string models_dir;  // --models DIR
-  size_t threads = 0;      // --threads, 0: ET_NUM_THREADS or one per usable physical core
+  std::string socket;  // --socket (default: default_socket_path())
+  std::string listen;  // --listen HOST:PORT, empty: no TCP
+  // --models DIR (empty: none), --model-control-mode, --load-model,
+  // --repository-poll-secs
+  repository::RepositoryOptions repository;
+  size_t threads = 0;  // --threads, 0: ET_NUM_THREADS or one per usable physical core
   std::string log_level = "info";
   size_t max_message_bytes = size_t{256} << 20;
   int shutdown_grace_ms = 10'000;

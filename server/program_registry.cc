@@ -147,6 +147,7 @@ void ProgramRegistry::stop_waiting() {
     stop_waiting_ = true;
   }
   loaded_.notify_all();
+  repository_loaded_.notify_all();
 }
 
 void ProgramRegistry::forget_asker(uint64_t asker) {
@@ -208,10 +209,25 @@ void ProgramRegistry::drop_expired() {
 }
 
 std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
-    const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = preloaded_.find(name);
-  return it == preloaded_.end() ? nullptr : it->second;
+    const std::string& name, std::chrono::milliseconds max_wait) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto give_up = std::chrono::steady_clock::now() + max_wait;
+  while (true) {
+    auto it = preloaded_.find(name);
+    if (it != preloaded_.end()) return it->second;
+    if (!repository_loading_ || stop_waiting_ ||
+        repository_loaded_.wait_until(lock, give_up) == std::cv_status::timeout) {
+      return nullptr;
+    }
+  }
+}
+
+void ProgramRegistry::set_repository_loading(bool loading) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    repository_loading_ = loading;
+  }
+  repository_loaded_.notify_all();
 }
 
 Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistry::add(
@@ -286,14 +302,21 @@ Status ProgramRegistry::preload(const std::string& path, const std::string& name
     ET_ASSIGN_OR_RETURN(data, read_whole(data_path));
     if (data.empty()) return invalid_argument(fmt::format("{} is empty", data_path));
   }
+  return preload_bytes(bytes, data, name).status();
+}
+
+Result<std::shared_ptr<const RegisteredProgram>> ProgramRegistry::preload_bytes(
+    std::span<const uint8_t> bytes, std::span<const uint8_t> data, const std::string& name) {
   ET_ASSIGN_OR_RETURN(Copies copies, copy_and_hash(bytes, "", data, ""));
   const std::string key = content_key(copies.sha256, copies.data_sha256);
   ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
   entry->name = name;
+  std::shared_ptr<const RegisteredProgram> replaced;  // released outside the lock (it logs)
   std::lock_guard<std::mutex> lock(mu_);
+  replaced = std::move(preloaded_[name]);
   preloaded_[name] = entry;
   by_hash_[key] = entry;
-  return Status();
+  return std::shared_ptr<const RegisteredProgram>(entry);
 }
 
 std::vector<std::string> ProgramRegistry::preloaded_names() const {

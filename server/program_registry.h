@@ -65,8 +65,13 @@ class ProgramRegistry {
   void stop_waiting();
   // The session `asker` ended: nobody waits any longer for uploads it was told to send.
   void forget_asker(uint64_t asker);
-  // The preloaded program named `name`, or null.
-  std::shared_ptr<const RegisteredProgram> find_preloaded(const std::string& name) const;
+  // The preloaded program named `name`, or null. While the daemon's model repository
+  // is loading at start (set_repository_loading), waits for that to end, at most
+  // `max_wait`, before answering null.
+  std::shared_ptr<const RegisteredProgram> find_preloaded(
+      const std::string& name, std::chrono::milliseconds max_wait = {}) const;
+  // Whether the model repository is loading its programs at start (find_preloaded waits).
+  void set_repository_loading(bool loading);
 
   // Loads `bytes` (copied), with `data` (copied; empty: no external data file), unless a
   // program with the same content is held already, or being loaded by another call
@@ -87,6 +92,11 @@ class ProgramRegistry {
   // the file, and those of add().
   Status preload(const std::string& path, const std::string& name,
                  const std::string& data_path = {});
+  // preload() of bytes already read: the program `name` now stands for (replacing the
+  // one held under that name, which sessions holding it keep).
+  Result<std::shared_ptr<const RegisteredProgram>> preload_bytes(std::span<const uint8_t> bytes,
+                                                                 std::span<const uint8_t> data,
+                                                                 const std::string& name);
 
   std::vector<std::string> preloaded_names() const;
   // Stops holding the preloaded program `name` (a KServe unload); sessions that hold
@@ -125,6 +135,8 @@ class ProgramRegistry {
   };
   std::map<std::string, Awaited> awaited_;  // GUARDED_BY(mu_)
   bool stop_waiting_ = false;               // GUARDED_BY(mu_)
+  bool repository_loading_ = false;         // GUARDED_BY(mu_)
+  mutable std::condition_variable repository_loaded_;
   // Programs kept loaded after their sessions let them go, oldest first (keep_warm()).
   struct Warm {
     std::shared_ptr<const RegisteredProgram> program;

@@ -399,12 +399,13 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
       }
       break;
     case pb::LoadProgramRequest::kPreloadedName:
-      program = registry_.find_preloaded(req.preloaded_name());
+      // While the model repository loads at start, the name may be on its way.
+      program = registry_.find_preloaded(req.preloaded_name(), limits_.request_deadline);
       if (!program) {
         return not_found(
             fmt::format("preloaded_name: no preloaded program '{}' (ListPrograms "
                         "names them)",
-                        req.preloaded_name()));
+                        printable(req.preloaded_name())));
       }
       break;
     case pb::LoadProgramRequest::kProgramBytes:

@@ -113,6 +113,10 @@ class ServiceCore {
   // preload is not idleness).
   void restart_idle_clock();
   bool shutting_down() const { return shutting_down_; }
+  // Ready: the model repository has loaded what it loads at start and the daemon is not
+  // stopping (health checks, KServe's ServerReady). False until set_ready(true).
+  bool ready() const { return ready_ && !shutting_down_; }
+  void set_ready(bool ready) { ready_ = ready; }
 
   // The calls of the protocol (proto/et_serverd.proto documents each).
   Status load_program(const pb::LoadProgramRequest& req, pb::LoadProgramResponse& resp);
@@ -192,6 +196,7 @@ class ServiceCore {
   std::string fd_socket_path_;
   ProgramRegistry registry_;
   std::atomic<bool> shutting_down_{false};
+  std::atomic<bool> ready_{false};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 
   mutable std::mutex mu_;

@@ -206,7 +206,10 @@ TEST(DataFileDaemon, PreloadsTheDataFileBesideTheProgram) {
     std::string error;
     EXPECT_NE(c.load_method(resp.program_id(), "forward", &error), 0u) << error;
     // The one without its .ptd is reported and skipped, naming the tensor.
-    EXPECT_NE(daemon.log().find("mlp_ptd.pte not preloaded"), std::string::npos) << daemon.log();
+    EXPECT_NE(daemon.log().find("model mlp_ptd version 1 (" + (dir / "mlp_ptd.pte").string() +
+                                ") did not load"),
+              std::string::npos)
+        << daemon.log();
     EXPECT_NE(daemon.log().find("fc1.weight"), std::string::npos) << daemon.log();
   }
   fs::remove_all(dir);

@@ -65,10 +65,12 @@ KSERVE_DTYPES = {"float32": "FP32", "float64": "FP64", "float16": "FP16", "bfloa
 
 @contextlib.contextmanager
 def kserve_daemon(*args: str, models: Path = MODELS, address: str = "127.0.0.1:0",
-                  http: bool = True):
+                  http: bool = True,
+                  control: tuple = ("--model-control-mode", "explicit", "--load-model", "*")):
     """An et-serverd with `--models models --kserve-grpc address` (and `--kserve-http
-    127.0.0.1:0`); yields (grpc url, path of its log, http url or None). TCP ports 0 are
-    read back from the log."""
+    127.0.0.1:0`), by default in explicit mode with every model loaded (tests reload
+    stateful models; `control` replaces those flags); yields (grpc url, path of its log, http url or None) once it is ready. TCP
+    ports 0 are read back from the log."""
     serverd = built_tool("et-serverd", "server")
     with tempfile.TemporaryDirectory(prefix="et-kserve-") as tmp:
         sock = Path(tmp) / "s.sock"
@@ -78,14 +80,15 @@ def kserve_daemon(*args: str, models: Path = MODELS, address: str = "127.0.0.1:0
         log = open(log_path, "w+")
         http_args = ["--kserve-http", "127.0.0.1:0"] if http else []
         proc = subprocess.Popen([serverd, "--socket", sock, "--models", models, "--kserve-grpc",
-                                 address, *http_args, "--log-level", "info", *args],
+                                 address, *http_args, "--log-level", "info",
+                                 *control, *args],
                                 stdout=log, stderr=subprocess.STDOUT)
         url = http_url = None
-        for _ in range(1200):
+        for _ in range(2400):
             text = log_path.read_text()
             found = re.search(r"KServe v2 gRPC listening on (\S+)(?: \(port (\d+)\))?", text)
             found_http = re.search(r"KServe v2 HTTP listening on \S+ \(port (\d+)\)", text)
-            if found and (found_http or not http):
+            if found and (found_http or not http) and re.search(r" ready \(", text):
                 url = (f"127.0.0.1:{found.group(2)}" if found.group(2) else found.group(1))
                 http_url = f"127.0.0.1:{found_http.group(1)}" if http else None
                 break

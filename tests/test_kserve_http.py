@@ -134,7 +134,7 @@ def test_repository_endpoints(client):
     assert client.is_model_ready("add")
     with pytest.raises(InferenceServerException) as err:
         client.load_model("no_such_program")
-    assert "no program no_such_program.pte" in str(err.value)
+    assert "no model 'no_such_program' in the model repository" in str(err.value)
 
 
 def test_errors_name_the_problem(client):

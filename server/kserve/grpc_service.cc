@@ -24,7 +24,7 @@ void set(inference::StatisticDuration& out, const DurationStat& d) {
 
 void describe(const Model& model, inference::ModelMetadataResponse& out) {
   out.set_name(model.name());
-  out.add_versions("1");
+  out.add_versions(model.version());
   out.set_platform("executorch_pte");
   for (const TensorSpec& t : model.inputs()) {
     auto& m = *out.add_inputs();
@@ -45,7 +45,9 @@ void configure(const Model& model, inference::ModelConfig& out) {
   out.set_platform("executorch_pte");
   out.set_backend("et-serverd");
   out.set_max_batch_size(0);
-  out.set_default_model_filename(model.program_file());
+  // The file the program came from: NAME.pte (flat layout) or model.pte (Triton's).
+  const std::string& file = model.program()->name;
+  out.set_default_model_filename(file.ends_with(".pte") ? file : "model.pte");
   for (const TensorSpec& t : model.inputs()) {
     auto& m = *out.add_input();
     m.set_name(t.name);
@@ -79,7 +81,7 @@ void configure(const Model& model, inference::ModelConfig& out) {
 void fill_statistics(const Model& model, inference::ModelStatistics& out) {
   const ModelStats st = model.stats();
   out.set_name(model.name());
-  out.set_version("1");
+  out.set_version(model.version());
   out.set_last_inference(st.last_inference_ms);
   out.set_inference_count(st.inference_count);
   out.set_execution_count(st.execution_count);
@@ -105,7 +107,7 @@ grpc::Status GrpcKServeService::ServerLive(Ctx*, const inference::ServerLiveRequ
 
 grpc::Status GrpcKServeService::ServerReady(Ctx*, const inference::ServerReadyRequest*,
                                             inference::ServerReadyResponse* resp) {
-  resp->set_ready(!s_.core.shutting_down());
+  resp->set_ready(s_.core.ready());
   return grpc::Status::OK;
 }
 

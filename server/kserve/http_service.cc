@@ -182,7 +182,7 @@ void HttpKServeService::routes() {
   h.Get("/v2/health/live",
         [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   h.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) {
-    res.status = s_.core.shutting_down() ? 503 : 200;
+    res.status = s_.core.ready() ? 200 : 503;
   });
   h.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
     send(res,
@@ -215,7 +215,7 @@ void HttpKServeService::routes() {
     auto m = s_.models.find(req.matches[1], group_or_empty(req, 2));
     if (!m.ok()) return fail(res, m.status());
     send(res, {{"name", (*m)->name()},
-               {"versions", {"1"}},
+               {"versions", {(*m)->version()}},
                {"platform", "executorch_pte"},
                {"inputs", tensor_list((*m)->inputs())},
                {"outputs", tensor_list((*m)->outputs())}});

@@ -421,7 +421,7 @@ Status infer(const InferContext& ctx, const inference::ModelInferRequest& req,
   model->record(st.ok(), times, total);
   if (!st.ok()) return st.with_context(fmt::format("model '{}'", model->name()));
   resp.set_model_name(model->name());
-  resp.set_model_version("1");
+  resp.set_model_version(model->version());
   resp.set_id(req.id());
   return Status();
 }

@@ -21,7 +21,13 @@ namespace {
 
 struct KServe {
   ServiceCore core{ServiceLimits{}};
-  ModelRepository models{core, ET_FIXTURES_DIR, 2};
+  std::unique_ptr<repository::ProgramRepository> programs =
+      repository::ProgramRepository::open(core.registry(),
+                                          {.dir = ET_FIXTURES_DIR,
+                                           .control = repository::ModelControl::kExplicit,
+                                           .load_at_start = {"add"}})
+          .value();
+  ModelRepository models{core, programs.get(), 2};
   ShmRegistry system_shm{ShmLimits{}};
   CudaShmRegistry cuda_shm;
   std::atomic<bool> cancelled{false};
@@ -31,8 +37,8 @@ struct KServe {
     // library: made here, before any test thread starts, TSan sees it published (made
     // by the first log of a later thread, it reported the hand-off as a race).
     spdlog::set_level(spdlog::level::info);
-    EXPECT_TRUE(core.registry().preload(std::string(ET_FIXTURES_DIR) + "/add.pte", "add.pte").ok());
-    models.add_preloaded();
+    EXPECT_TRUE(programs->start().ok());
+    EXPECT_TRUE(models.find("add", "1").ok());
   }
   Status run(const inference::ModelInferRequest& req, inference::ModelInferResponse& resp) {
     InferContext ctx{core,

@@ -88,12 +88,13 @@ Result<TensorSpec> spec_of(const ValueMeta& meta, const char* role, size_t index
 }  // namespace
 
 Result<std::shared_ptr<Model>> Model::create(ServiceCore& core, std::string name,
-                                             std::string program_file,
+                                             std::string version, std::string program_model,
                                              std::shared_ptr<const RegisteredProgram> program,
                                              std::string method, size_t max_instances) {
   auto m = std::shared_ptr<Model>(new Model(core));
   m->name_ = std::move(name);
-  m->program_file_ = std::move(program_file);
+  m->version_ = std::move(version);
+  m->program_model_ = std::move(program_model);
   m->method_ = std::move(method);
   m->program_ = std::move(program);
   m->max_instances_ = std::max<size_t>(max_instances, 1);

@@ -49,17 +49,19 @@ struct ModelStats {
 
 class Model {
  public:
-  // The model `name` for method `method` of `program`: describes its tensors and loads
+  // The model `name` (at `version`) for method `method` of `program` (which the
+  // repository serves as model `program_model`): describes its tensors and loads
   // its first instance (so that a program that cannot run is reported at once).
   // NotSupported when an input or output has no KServe form (a string, a list, a dtype
   // KServe lacks); Method::load's errors.
   static Result<std::shared_ptr<Model>> create(ServiceCore& core, std::string name,
-                                               std::string program_file,
+                                               std::string version, std::string program_model,
                                                std::shared_ptr<const RegisteredProgram> program,
                                                std::string method, size_t max_instances);
 
   const std::string& name() const { return name_; }
-  const std::string& program_file() const { return program_file_; }
+  const std::string& version() const { return version_; }
+  const std::string& program_model() const { return program_model_; }
   const std::string& method() const { return method_; }
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
@@ -98,7 +100,7 @@ class Model {
   };
 
   ServiceCore& core_;
-  std::string name_, program_file_, method_;
+  std::string name_, version_, program_model_, method_;
   std::shared_ptr<const RegisteredProgram> program_;
   std::vector<TensorSpec> inputs_, outputs_;
   size_t method_inputs_ = 0;

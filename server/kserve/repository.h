@@ -1,7 +1,7 @@
-// The KServe model repository: a model for each method of each program in the --models
-// directory (preloaded at start, or loaded later with RepositoryModelLoad). Model names
-// (docs/kserve.md): "NAME" for the forward method of NAME.pte, "NAME.METHOD" for its
-// other methods; one version, "1".
+// The KServe models: one for each method of each program the daemon's model repository
+// (server/repository/) serves, rebuilt as it changes. Model names (docs/kserve.md):
+// "NAME" for the forward method of model NAME, "NAME.METHOD" for its other methods;
+// their version is the repository's.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -13,51 +13,50 @@
 #include <vector>
 
 #include "server/kserve/model.h"
+#include "server/repository/program_repository.h"
 #include "server/service_core.h"
 
 namespace et::server::kserve {
 
 class ModelRepository {
  public:
-  // `models_dir`: where RepositoryModelLoad finds NAME.pte (empty: loads are refused).
-  // `max_instances`: method instances per model (calls of one model run in parallel
-  // on that many).
-  ModelRepository(ServiceCore& core, std::string models_dir, size_t max_instances);
+  // Models of what `programs` serves (null: the daemon has no --models directory; then
+  // there are no models and loads are refused). `max_instances`: method instances per
+  // model (calls of one model run in parallel on that many).
+  // REQUIRES: `programs` not started yet (this observes it from the constructor on).
+  ModelRepository(ServiceCore& core, repository::ProgramRepository* programs, size_t max_instances);
 
-  // Makes the models of every program the daemon preloaded.
-  void add_preloaded();
-
-  // The ready model `name`; `version` empty or "1". NotFound naming what exists;
-  // Unavailable (with the reason) for a model that failed to load or was unloaded.
+  // The ready model `name`; `version` empty or the one served. NotFound naming what
+  // exists; Unavailable (with the reason) for a model whose program cannot run.
   Result<std::shared_ptr<Model>> find(const std::string& name, const std::string& version) const;
   std::vector<std::shared_ptr<Model>> ready() const;
 
   struct IndexEntry {
     std::string name, version, state, reason;
   };
-  // Every model: ready ones, and those of the directory's programs not loaded.
+  // Every model: the ready ones, and the repository's versions and models not loaded.
   std::vector<IndexEntry> index() const;
 
-  // (Re)loads program NAME.pte (with NAME.ptd when present) from the models
-  // directory, `name` being the program's or one of its models'. NotFound when there
-  // is no such file; the program's load errors.
+  // The repository's load and unload (explicit mode), `name` being a model of the
+  // repository or one of its "NAME.METHOD" models.
   Status load(const std::string& name);
-  // Unloads the program of model `name` (all its models). NotFound when not loaded.
   Status unload(const std::string& name);
 
  private:
-  // Replaces the models of `program_file` with those of `program` (null: removes them).
-  void set_program(const std::string& program_file,
-                   std::shared_ptr<const RegisteredProgram> program);
-  std::string program_file_of(const std::string& model_name) const;  // REQUIRES: mu_
+  // Replaces the models of repository model `program_model` (null: removes them).
+  void set_program(const std::string& program_model, uint64_t version,
+                   const std::shared_ptr<const RegisteredProgram>& program);
+  // The repository's model for KServe model `name` ("NAME" of "NAME.METHOD").
+  std::string program_model_of(const std::string& name) const;
 
   ServiceCore& core_;
-  std::string models_dir_;
+  repository::ProgramRepository* programs_;
   size_t max_instances_;
 
   struct Entry {
     std::shared_ptr<Model> model;  // null when not ready
-    std::string program_file;
+    std::string program_model;
+    std::string version;
     std::string reason;  // why not ready
   };
   mutable std::mutex mu_;

@@ -8,15 +8,16 @@
 
 namespace et::server::kserve {
 
-KServeServer::KServeServer(ServiceCore& core, const KServeOptions& o)
-    : models_(core, o.models_dir,
+KServeServer::KServeServer(ServiceCore& core, repository::ProgramRepository* programs,
+                           const KServeOptions& o)
+    : models_(core, programs,
               o.max_instances ? o.max_instances : core.limits().max_concurrent_runs),
       system_shm_(o.shm) {}
 
 Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
+                                                          repository::ProgramRepository* programs,
                                                           const KServeOptions& o) {
-  auto k = std::unique_ptr<KServeServer>(new KServeServer(core, o));
-  k->models_.add_preloaded();
+  auto k = std::unique_ptr<KServeServer>(new KServeServer(core, programs, o));
   if (!o.grpc_address.empty()) {
     ET_ASSIGN_OR_RETURN(k->grpc_listener_,
                         Listener::open(o.grpc_address, o.max_connections, o.tcp_shared_memory));
@@ -35,24 +36,29 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
     builder.SetResourceQuota(quota);
     k->grpc_server_ = builder.BuildAndStart();
     if (!k->grpc_server_) return internal_error("kserve: the gRPC server did not start");
+    k->set_serving(false);
     grpc::Server* server = k->grpc_server_.get();
     k->grpc_listener_->start([server](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
-    spdlog::info("KServe v2 gRPC listening on {}{} ({} models ready)", o.grpc_address,
-                 k->grpc_port() ? fmt::format(" (port {})", k->grpc_port()) : "",
-                 k->models_.ready().size());
+    spdlog::info("KServe v2 gRPC listening on {}{}", o.grpc_address,
+                 k->grpc_port() ? fmt::format(" (port {})", k->grpc_port()) : "");
   }
   if (!o.http_address.empty()) {
     ET_ASSIGN_OR_RETURN(k->http_,
                         HttpKServeService::start(
                             KServeState{core, k->models_, k->system_shm_, k->cuda_shm_, nullptr},
                             o.http_address, o.max_message_bytes, o.tcp_shared_memory));
-    spdlog::info("KServe v2 HTTP listening on {} (port {}) ({} models ready)", o.http_address,
-                 k->http_port(), k->models_.ready().size());
+    spdlog::info("KServe v2 HTTP listening on {} (port {})", o.http_address, k->http_port());
   }
   return k;
 }
 
 KServeServer::~KServeServer() { shutdown(); }
+
+void KServeServer::set_serving(bool serving) {
+  if (grpc_server_ && grpc_server_->GetHealthCheckService()) {
+    grpc_server_->GetHealthCheckService()->SetServingStatus(serving);
+  }
+}
 
 std::chrono::steady_clock::duration KServeServer::idle_for() const {
   const auto now = std::chrono::steady_clock::now();

@@ -23,7 +23,6 @@ namespace et::server::kserve {
 struct KServeOptions {
   std::string grpc_address;  // --kserve-grpc: "unix:PATH" or "HOST:PORT" (empty: none)
   std::string http_address;  // --kserve-http: "HOST:PORT" (empty: none)
-  std::string models_dir;    // --models: where RepositoryModelLoad finds programs
   size_t max_instances = 0;  // method instances per model; 0: one per compute worker
   size_t max_connections = 1024;
   // --kserve-tcp-shared-memory: whether TCP clients on this machine may use shared
@@ -36,9 +35,12 @@ struct KServeOptions {
 
 class KServeServer {
  public:
-  // Makes the models of the daemon's preloaded programs and starts listening.
-  // The listener's errors (the address cannot be bound).
-  static Result<std::unique_ptr<KServeServer>> start(ServiceCore& core, const KServeOptions& o);
+  // Serves the models of `programs` (the daemon's --models repository, or null: none)
+  // and starts listening. REQUIRES: `programs` not started yet (its first loads make
+  // the models). The listener's errors (the address cannot be bound).
+  static Result<std::unique_ptr<KServeServer>> start(ServiceCore& core,
+                                                     repository::ProgramRepository* programs,
+                                                     const KServeOptions& o);
   ~KServeServer();
 
   // The ports bound (0 for a Unix socket or a service not started).
@@ -50,11 +52,14 @@ class KServeServer {
   // How long no KServe client has been connected (gRPC) or has sent a request (HTTP):
   // --idle-exit waits for these too.
   std::chrono::steady_clock::duration idle_for() const;
+  // What gRPC's health service answers on the KServe gRPC listener (NOT_SERVING from
+  // the start until the daemon is ready).
+  void set_serving(bool serving);
   // Stops taking connections and calls; running calls stop at their next instruction.
   void shutdown();
 
  private:
-  KServeServer(ServiceCore& core, const KServeOptions& o);
+  KServeServer(ServiceCore& core, repository::ProgramRepository* programs, const KServeOptions& o);
 
   ModelRepository models_;
   ShmRegistry system_shm_;

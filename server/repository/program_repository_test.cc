@@ -1,0 +1,231 @@
+// The model repository against a real directory: both layouts, the three control
+// modes, and poll mode following files added, rewritten, half-written, corrupted and
+// removed under it.
+#include "server/repository/program_repository.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace et::server::repository {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string fixture(const std::string& name) { return std::string(ET_FIXTURES_DIR) + "/" + name; }
+
+std::vector<char> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const fs::path& path, const std::vector<char>& bytes) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+class Repo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spdlog::set_level(spdlog::level::warn);
+    dir_ = fs::temp_directory_path() /
+           ("et-repo-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    repo_.reset();
+    fs::remove_all(dir_);
+  }
+  ProgramRepository& open(ModelControl control, std::vector<std::string> load = {}) {
+    RepositoryOptions o{dir_.string(), control, std::move(load), 50ms, 0ms};
+    repo_ = ProgramRepository::open(registry_, o).value();
+    repo_->observe([this](const std::string& model, uint64_t version,
+                          const std::shared_ptr<const RegisteredProgram>& program) {
+      std::lock_guard<std::mutex> lock(mu_);
+      told_.push_back(model + "@" + std::to_string(version) + (program ? "" : " gone"));
+    });
+    return *repo_;
+  }
+  // Waits (up to 10 s) until `done` holds.
+  template <typename F>
+  bool eventually(F done) {
+    for (int i = 0; i < 1000; ++i) {
+      if (done()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return done();
+  }
+  uint64_t version_of(const std::string& model) {
+    uint64_t v = 0;
+    return repo_->served(model, &v) ? v : 0;
+  }
+  std::vector<std::string> told() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return told_;
+  }
+
+  fs::path dir_;
+  ProgramRegistry registry_;
+  std::unique_ptr<ProgramRepository> repo_;
+  std::mutex mu_;
+  std::vector<std::string> told_;
+};
+
+TEST_F(Repo, ListsBothLayoutsAndReportsShadowedFiles) {
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
+  write_file(dir_ / "mlp" / "1" / "model.pte", bytes_of(fixture("mlp.pte")));
+  write_file(dir_ / "mlp" / "3" / "model.pte", bytes_of(fixture("mlp.pte")));
+  write_file(dir_ / "mlp" / "config.pbtxt", {'x'});
+  write_file(dir_ / "mlp" / "0" / "model.pte", {'x'});         // not a version
+  write_file(dir_ / "mlp" / "v2" / "model.pte", {'x'});        // not a version
+  write_file(dir_ / "mlp.pte", bytes_of(fixture("add.pte")));  // shadowed by mlp/
+  write_file(dir_ / ".hidden.pte", {'x'});
+  write_file(dir_ / "cnn_ptd.pte", bytes_of(fixture("cnn_ptd.pte")));
+  write_file(dir_ / "cnn_ptd.ptd", bytes_of(fixture("cnn_ptd.ptd")));
+  auto listing = list_repository(dir_.string()).value();
+  ASSERT_EQ(listing.files.size(), 4u);
+  EXPECT_EQ(listing.files[0].model, "add");
+  EXPECT_TRUE(listing.files[0].flat());
+  EXPECT_EQ(listing.files[1].model, "cnn_ptd");
+  EXPECT_EQ(listing.files[1].data_path, (dir_ / "cnn_ptd.ptd").string());
+  EXPECT_EQ(listing.files[2].model, "mlp");
+  EXPECT_EQ(listing.files[2].version, 3u);  // newest first
+  EXPECT_EQ(listing.files[3].version, 1u);
+  ASSERT_EQ(listing.problems.size(), 1u);
+  EXPECT_NE(listing.problems[0].find("mlp.pte is shadowed"), std::string::npos);
+  EXPECT_EQ(list_repository((dir_ / "missing").string()).status().code(), StatusCode::kIoError);
+}
+
+TEST_F(Repo, NoneModeLoadsEverythingSkipsABadFileAndRefusesRequests) {
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
+  write_file(dir_ / "broken.pte", {'n', 'o', 't', ' ', 'a', ' ', 'p', 't', 'e'});
+  write_file(dir_ / "mlp" / "2" / "model.pte", bytes_of(fixture("mlp.pte")));
+  auto& repo = open(ModelControl::kNone);
+  ASSERT_TRUE(repo.start().ok());
+  EXPECT_EQ(version_of("add"), 1u);
+  EXPECT_EQ(version_of("mlp"), 2u);
+  EXPECT_EQ(repo.served("broken"), nullptr);
+  EXPECT_EQ(repo.load_failures(), 1u);
+  // The served programs are the daemon's preloaded ones, by file or model name.
+  EXPECT_EQ(registry_.find_preloaded("add.pte"), repo.served("add"));
+  EXPECT_EQ(registry_.find_preloaded("mlp"), repo.served("mlp"));
+  bool indexed = false;
+  for (const ModelState& s : repo.index()) {
+    if (s.model == "broken") {
+      indexed = true;
+      EXPECT_FALSE(s.ready);
+      EXPECT_EQ(s.version, 1u);
+      EXPECT_FALSE(s.reason.empty());
+    }
+  }
+  EXPECT_TRUE(indexed);
+  EXPECT_EQ(repo.load("add").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(repo.unload("add").code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(Repo, ExplicitModeLoadsOnRequest) {
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
+  write_file(dir_ / "mlp.pte", bytes_of(fixture("mlp.pte")));
+  write_file(dir_ / "broken.pte", {'x'});
+  auto& repo = open(ModelControl::kExplicit, {"add"});
+  ASSERT_TRUE(repo.start().ok());
+  EXPECT_EQ(version_of("add"), 1u);
+  EXPECT_EQ(repo.served("mlp"), nullptr);
+  ASSERT_TRUE(repo.load("mlp").ok());
+  EXPECT_EQ(version_of("mlp"), 1u);
+  EXPECT_EQ(repo.load("nothing").code(), StatusCode::kNotFound);
+  EXPECT_EQ(repo.load("../add").code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(repo.load("broken").ok());
+  // A load of a model served from unchanged files serves it anew (observers restart it).
+  const size_t before = told().size();
+  ASSERT_TRUE(repo.load("add").ok());
+  EXPECT_EQ(told().size(), before + 1);
+  EXPECT_EQ(version_of("add"), 1u);
+  // Held programs outlive an unload.
+  auto held = repo.served("add");
+  ASSERT_TRUE(repo.unload("add").ok());
+  EXPECT_EQ(repo.served("add"), nullptr);
+  EXPECT_EQ(registry_.find_preloaded("add.pte"), nullptr);
+  EXPECT_TRUE(held->program->method_meta("forward").ok());
+  EXPECT_EQ(repo.unload("add").code(), StatusCode::kNotFound);
+}
+
+TEST_F(Repo, PollModeFollowsFilesAddedRewrittenAndRemoved) {
+  auto& repo = open(ModelControl::kPoll);
+  ASSERT_TRUE(repo.start().ok());
+  EXPECT_EQ(repo.served_count(), 0u);
+
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
+  ASSERT_TRUE(eventually([&] { return version_of("add") == 1; }));
+  auto session_holds = repo.served("add");
+
+  // Rewritten with other content: version 2; a session holding version 1 keeps it.
+  write_file(dir_ / "add.pte", bytes_of(fixture("mlp.pte")));
+  ASSERT_TRUE(eventually([&] { return version_of("add") == 2; }));
+  EXPECT_NE(repo.served("add")->sha256, session_holds->sha256);
+  EXPECT_TRUE(session_holds->program->method_meta("forward").ok());
+
+  // Rewritten with a corrupt file: reported, and version 2 stays.
+  write_file(dir_ / "add.pte", {'b', 'a', 'd'});
+  ASSERT_TRUE(eventually([&] { return repo.load_failures() == 1; }));
+  EXPECT_EQ(version_of("add"), 2u);
+
+  // Triton's layout: a version directory appears, then a newer one; the newest is served,
+  // and removing it falls back to the one before.
+  write_file(dir_ / "mlp" / "1" / "model.pte", bytes_of(fixture("mlp.pte")));
+  ASSERT_TRUE(eventually([&] { return version_of("mlp") == 1; }));
+  write_file(dir_ / "mlp" / "7" / "model.pte", bytes_of(fixture("add.pte")));
+  ASSERT_TRUE(eventually([&] { return version_of("mlp") == 7; }));
+  fs::remove_all(dir_ / "mlp" / "7");
+  ASSERT_TRUE(eventually([&] { return version_of("mlp") == 1; }));
+
+  // Removed: no longer served.
+  fs::remove(dir_ / "add.pte");
+  ASSERT_TRUE(eventually([&] { return repo.served("add") == nullptr; }));
+  EXPECT_EQ(registry_.find_preloaded("add.pte"), nullptr);
+  const auto log = told();
+  EXPECT_NE(std::find(log.begin(), log.end(), "add@0 gone"), log.end());
+}
+
+TEST_F(Repo, PollModeWaitsForAWriterToCloseItsFile) {
+  auto& repo = open(ModelControl::kPoll);
+  ASSERT_TRUE(repo.start().ok());
+  const auto bytes = bytes_of(fixture("add.pte"));
+  const std::string path = (dir_ / "add.pte").string();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  const size_t half = bytes.size() / 2;
+  ASSERT_EQ(write(fd, bytes.data(), half), static_cast<ssize_t>(half));
+  // Several settle periods pass with the file half written and open: not read.
+  std::this_thread::sleep_for(400ms);
+  repo.refresh({path});  // what the watcher does, with the file still being written
+  EXPECT_EQ(repo.served("add"), nullptr);
+  EXPECT_EQ(repo.load_failures(), 0u);
+  ASSERT_EQ(write(fd, bytes.data() + half, bytes.size() - half),
+            static_cast<ssize_t>(bytes.size() - half));
+  close(fd);
+  ASSERT_TRUE(eventually([&] { return version_of("add") == 1; }));
+  EXPECT_EQ(repo.load_failures(), 0u);
+}
+
+TEST_F(Repo, PreloadedNameLookupsWaitForTheFirstLoads) {
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
+  auto& repo = open(ModelControl::kNone);
+  registry_.set_repository_loading(true);  // as start() does before its first loads
+  std::thread asker([&] { EXPECT_NE(registry_.find_preloaded("add.pte", 10s), nullptr); });
+  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(repo.start().ok());
+  asker.join();
+  EXPECT_EQ(registry_.find_preloaded("missing.pte", 10s), nullptr);  // not loading: at once
+}
+
+}  // namespace
+}  // namespace et::server::repository
