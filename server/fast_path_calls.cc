@@ -5,6 +5,7 @@
 
 #include "runtime/exceptions.h"
 #include "server/grpc_service.h"
+#include "server/metrics/call_scope.h"
 #include "server/service_core.h"
 
 namespace et::server {
@@ -115,6 +116,14 @@ uint32_t answer(const std::string& token, std::span<const uint8_t> request, std:
 
 uint32_t ServiceCore::fast_call(const std::string& token, FastCall kind,
                                 std::span<const uint8_t> request, std::string& reply) {
+  metrics::CallScope scope(&metrics_, metrics::Transport::kFastPath);
+  const uint32_t code = fast_call_uncounted(token, kind, request, reply);
+  scope.set_code(static_cast<int>(code));
+  return code;
+}
+
+uint32_t ServiceCore::fast_call_uncounted(const std::string& token, FastCall kind,
+                                          std::span<const uint8_t> request, std::string& reply) {
   switch (kind) {
     case FastCall::kRun:
       return answer<pb::RunRequest, pb::RunResponse>(

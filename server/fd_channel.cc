@@ -68,6 +68,10 @@ Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, Ser
   return std::unique_ptr<FdChannel>(new FdChannel(fd, path, core));
 }
 
+std::unique_ptr<FdChannel> FdChannel::adopt(int listen_fd, ServiceCore& core) {
+  return std::unique_ptr<FdChannel>(new FdChannel(listen_fd, "", core));
+}
+
 FdChannel::FdChannel(int listen_fd, std::string path, ServiceCore& core)
     : listen_fd_(listen_fd), path_(std::move(path)), core_(core) {
   if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
@@ -85,7 +89,7 @@ FdChannel::~FdChannel() {
   for (int fd : wake_) {
     if (fd >= 0) close(fd);
   }
-  unlink(path_.c_str());
+  if (!path_.empty()) unlink(path_.c_str());
 }
 
 bool FdChannel::open_fast_channel(int conn, const std::string& token, int memfd) {

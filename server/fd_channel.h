@@ -21,7 +21,11 @@ class FdChannel {
  public:
   // Binds `path` (replacing a stale socket file), and serves it on a thread.
   static Result<std::unique_ptr<FdChannel>> start(const std::string& path, ServiceCore& core);
-  // Stops serving, waits for program loads in flight, and removes the socket file.
+  // Serves `listen_fd`, a listening SOCK_SEQPACKET socket made by someone else (systemd's
+  // socket activation), owned from now on; its file is left in place.
+  static std::unique_ptr<FdChannel> adopt(int listen_fd, ServiceCore& core);
+  // Stops serving, waits for program loads in flight, and removes the socket file (one
+  // it bound).
   ~FdChannel();
 
  private:

@@ -5,6 +5,7 @@
 #include "proto/protocol_version.h"
 #include "runtime/exceptions.h"
 #include "runtime/printable.h"
+#include "server/metrics/call_scope.h"
 
 namespace et::server {
 
@@ -129,12 +130,25 @@ bool GrpcService::wait_for_calls(std::chrono::milliseconds grace) {
 }
 
 // No exception leaves a handler: gRPC would answer UNKNOWN with no message.
-#define ET_UNARY(Name, Call)                                                             \
-  grpc::Status GrpcService::Name(grpc::ServerContext* ctx, const pb::Name##Request* req, \
-                                 pb::Name##Response* resp) {                             \
-    (void)ctx;                                                                           \
-    CallCount counted(*this);                                                            \
-    return to_grpc(catch_exceptions("", [&]() -> Status { return Call; }));              \
+#define ET_UNARY(Name, Call)                                                                 \
+  grpc::Status GrpcService::Name(grpc::ServerContext* ctx, const pb::Name##Request* req,     \
+                                 pb::Name##Response* resp) {                                 \
+    (void)ctx;                                                                               \
+    CallCount counted(*this);                                                                \
+    metrics::CallScope scope(nullptr, metrics::Transport::kGrpc); /* log ids, not counted */ \
+    return to_grpc(catch_exceptions("", [&]() -> Status { return Call; }));                  \
+  }
+
+// A call of a method: also counted on the metrics page (metrics::CallScope).
+#define ET_METHOD_CALL(Name, Call)                                                         \
+  grpc::Status GrpcService::Name(grpc::ServerContext* ctx, const pb::Name##Request* req,   \
+                                 pb::Name##Response* resp) {                               \
+    (void)ctx;                                                                             \
+    CallCount counted(*this);                                                              \
+    metrics::CallScope scope(&core_.metrics(), metrics::Transport::kGrpc);                 \
+    grpc::Status answer = to_grpc(catch_exceptions("", [&]() -> Status { return Call; })); \
+    scope.set_code(answer.error_code());                                                   \
+    return answer;                                                                         \
   }
 
 ET_UNARY(LoadProgram, core_.load_program(*req, *resp))
@@ -143,13 +157,14 @@ ET_UNARY(DescribeProgram, core_.describe_program(*req, *resp))
 ET_UNARY(UnloadProgram, ((void)resp, core_.unload_program(*req)))
 ET_UNARY(LoadMethod, core_.load_method(*req, *resp))
 ET_UNARY(DropMethod, ((void)resp, core_.drop_method(*req)))
-ET_UNARY(SetInputs, ((void)resp, core_.set_inputs(*req)))
-ET_UNARY(Execute, core_.execute(*req, *resp))
-ET_UNARY(GetOutputs, core_.get_outputs(*req, *resp))
-ET_UNARY(Run, core_.run(*req, *resp))
+ET_METHOD_CALL(SetInputs, ((void)resp, core_.set_inputs(*req)))
+ET_METHOD_CALL(Execute, core_.execute(*req, *resp))
+ET_METHOD_CALL(GetOutputs, core_.get_outputs(*req, *resp))
+ET_METHOD_CALL(Run, core_.run(*req, *resp))
 ET_UNARY(DropSegment, ((void)resp, core_.drop_segment(*req)))
 ET_UNARY(ServerStatus, ((void)req, core_.server_status(ctx->peer(), *resp)))
 
 #undef ET_UNARY
+#undef ET_METHOD_CALL
 
 }  // namespace et::server

@@ -20,10 +20,14 @@
 #include "proto/spawn_lock.h"
 #include "runtime/printable.h"
 #include "runtime/thread_pool.h"
+#include "server/activation.h"
 #include "server/fd_channel.h"
 #include "server/grpc_service.h"
 #include "server/health_check.h"
 #include "server/kserve/server.h"
+#include "server/log_format.h"
+#include "server/metrics/daemon_metrics.h"
+#include "server/metrics/exporter.h"
 #include "server/options.h"
 #include "server/unix_socket.h"
 
@@ -38,18 +42,40 @@ std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore&
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
-  // SIGTERM/SIGINT were blocked in main() before any thread started.
-  const milliseconds tick =
+  sigaddset(&stop, SIGUSR1);
+  sigaddset(&stop, SIGUSR2);
+  // These were blocked in main() before any thread started.
+  milliseconds tick =
       o.limits.idle_exit.count() > 0
           ? std::clamp<milliseconds>(duration_cast<milliseconds>(o.limits.idle_exit) / 4,
                                      milliseconds(50), milliseconds(1000))
           : milliseconds(1000);
+  // systemd's watchdog (WatchdogSec=): pinged from this loop, at half its interval.
+  const microseconds watchdog = et::server::watchdog_interval();
+  if (watchdog.count() > 0) {
+    tick =
+        std::clamp<milliseconds>(duration_cast<milliseconds>(watchdog / 2), milliseconds(10), tick);
+  }
   while (true) {
+    if (watchdog.count() > 0) et::server::notify_service_manager("WATCHDOG=1");
     const timespec wait{static_cast<time_t>(tick.count() / 1000),
                         static_cast<long>(tick.count() % 1000) * 1'000'000};
     const int signal_number = sigtimedwait(&stop, nullptr, &wait);
     core.tick();
     if (kserve) kserve->tick();
+    if (signal_number == SIGUSR1 || signal_number == SIGUSR2) {
+      // SIGUSR1: one step more verbose (down to trace); SIGUSR2: back to --log-level.
+      const auto now = spdlog::get_level();
+      const auto next = signal_number == SIGUSR2 ? spdlog::level::from_str(o.log_level)
+                        : now > spdlog::level::trace
+                            ? static_cast<spdlog::level::level_enum>(now - 1)
+                            : now;
+      spdlog::set_level(next);
+      const auto name = spdlog::level::to_string_view(next);
+      spdlog::warn("log level set to {} ({})", std::string_view(name.data(), name.size()),
+                   signal_number == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+      continue;
+    }
     if (signal_number > 0) {
       // A client may be starting a daemon on this path: let it finish first (bounded).
       (void)lock.lock_for(milliseconds(2000));
@@ -77,6 +103,12 @@ int run(const et::server::Options& o, int ready_fd) {
     files.rlim_cur = files.rlim_max;
     (void)setrlimit(RLIMIT_NOFILE, &files);
   }
+  // Sockets systemd made (deploy/systemd/et-serverd.socket) stand in for binding them.
+  auto activated = take_activated_sockets();
+  if (!activated.ok()) {
+    spdlog::error("{}", activated.status().message());
+    return 1;
+  }
   ServiceCore core(o.limits, o.socket + ".fd");
   // The model repository is read once the daemon listens (health answers NOT_SERVING
   // meanwhile, and sessions asking for a preloaded name wait for it).
@@ -89,11 +121,16 @@ int run(const et::server::Options& o, int ready_fd) {
     }
     programs = std::move(opened).value();
   }
-  if (et::Status s = claim_socket_path(o.socket); !s.ok()) {
-    spdlog::error("{}", s.message());
-    return 1;
+  if (activated->grpc < 0) {
+    if (et::Status s = claim_socket_path(o.socket); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return 1;
+    }
   }
-  auto fd_channel = FdChannel::start(o.socket + ".fd", core);
+  auto fd_channel =
+      activated->fd >= 0
+          ? et::Result<std::unique_ptr<FdChannel>>(FdChannel::adopt(activated->fd, core))
+          : FdChannel::start(o.socket + ".fd", core);
   if (!fd_channel.ok()) {
     spdlog::error("{}", fd_channel.status().message());
     return 1;
@@ -106,7 +143,9 @@ int run(const et::server::Options& o, int ready_fd) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + o.socket, grpc::InsecureServerCredentials());
+  if (activated->grpc < 0) {
+    builder.AddListeningPort("unix:" + o.socket, grpc::InsecureServerCredentials());
+  }
   if (!o.listen.empty()) builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
@@ -126,14 +165,29 @@ int run(const et::server::Options& o, int ready_fd) {
     return 1;
   }
   server->GetHealthCheckService()->SetServingStatus(false);
-  spdlog::info("et-serverd {} listening on unix:{}{} ({} compute threads)", ServiceCore::version(),
-               o.socket, o.listen.empty() ? "" : " and " + o.listen,
+  // A socket-activated gRPC socket: connections accepted here, handed to gRPC.
+  std::unique_ptr<kserve::Listener> activated_grpc;
+  if (activated->grpc >= 0) {
+    auto adopted =
+        kserve::Listener::adopt(activated->grpc, "unix:" + o.socket, o.limits.max_sessions + 64);
+    if (!adopted.ok()) {
+      spdlog::error("{}", adopted.status().message());
+      return 1;
+    }
+    activated_grpc = std::move(adopted).value();
+    grpc::Server* s = server.get();
+    activated_grpc->start([s](int fd) { grpc::AddInsecureChannelFromFd(s, fd); });
+  }
+  spdlog::info("et-serverd {} listening on unix:{}{}{} ({} compute threads)",
+               ServiceCore::version(), o.socket, o.listen.empty() ? "" : " and " + o.listen,
+               activated->any() ? " (sockets from systemd)" : "",
                et::ThreadPool::global().threads());
 
   std::unique_ptr<kserve::KServeServer> kserve;
-  if (!o.kserve.grpc_address.empty() || !o.kserve.http_address.empty()) {
+  if (!o.kserve.grpc_address.empty() || !o.kserve.http_address.empty() || activated->kserve >= 0) {
     kserve::KServeOptions ko = o.kserve;
     ko.max_message_bytes = o.max_message_bytes;
+    ko.activated_grpc_fd = activated->kserve;
     auto started = kserve::KServeServer::start(core, programs.get(), ko);
     if (!started.ok()) {
       spdlog::error("--kserve-grpc/--kserve-http: {}", started.status().message());
@@ -145,11 +199,25 @@ int run(const et::server::Options& o, int ready_fd) {
   // The socket this daemon listens on: at exit it removes that one only, not one a
   // successor put at the same path meanwhile.
   struct stat bound {};
-  const bool have_bound = stat(o.socket.c_str(), &bound) == 0;
+  // (A socket systemd made stays: it is systemd's.)
+  const bool have_bound = activated->grpc < 0 && stat(o.socket.c_str(), &bound) == 0;
   etserver::SpawnLock lock(o.socket);
   if (!lock.error().empty()) {
     spdlog::warn("{}: starting and stopping daemons on this socket is not serialised",
                  lock.error());
+  }
+  metrics::add_process_metrics(core.metrics());
+  metrics::add_daemon_metrics(core, programs.get());
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (!o.metrics_address.empty()) {
+    auto started = metrics::MetricsServer::start(o.metrics_address, core.metrics());
+    if (!started.ok()) {
+      spdlog::error("{}", started.status().message());
+      return 1;
+    }
+    metrics_server = std::move(started).value();
+    spdlog::info("metrics on http://{}/metrics (port {})", o.metrics_address,
+                 metrics_server->port());
   }
   if (programs) {
     if (et::Status s = programs->start(); !s.ok()) {
@@ -159,6 +227,8 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   core.set_ready(true);
   spdlog::info("ready ({} models served)", programs ? programs->served_count() : 0);
+  notify_service_manager(fmt::format("READY=1\nSTATUS=serving {} models on {}",
+                                     programs ? programs->served_count() : 0, o.socket));
   server->GetHealthCheckService()->SetServingStatus(true);
   if (kserve) kserve->set_serving(true);
   core.restart_idle_clock();
@@ -168,6 +238,7 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   const std::string reason = wait_for_stop(o, core, kserve.get(), lock);
   spdlog::info("{}: stopping (running calls get {} ms)", reason, o.shutdown_grace_ms);
+  notify_service_manager("STOPPING=1\nSTATUS=stopping: " + reason);
   server->GetHealthCheckService()->SetServingStatus(false);
   if (kserve) kserve->set_serving(false);
   core.begin_shutdown();
@@ -177,6 +248,7 @@ int run(const et::server::Options& o, int ready_fd) {
   if (!service.wait_for_calls(std::chrono::milliseconds(o.shutdown_grace_ms))) {
     spdlog::warn("calls still running after {} ms: cancelling them", o.shutdown_grace_ms);
   }
+  if (activated_grpc) activated_grpc->stop();
   server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
   fd_channel->reset();
@@ -239,12 +311,14 @@ int main(int argc, char** argv) {
     ready_fd = ready[1];
   }
   spdlog::set_level(spdlog::level::from_str(options->log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  et::server::set_log_format(options->log_format);
   umask(077);  // sockets readable and writable by this user only
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGUSR1);  // the log level, changed at run time (wait_for_stop)
+  sigaddset(&stop, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return run(*options, ready_fd);

@@ -1,6 +1,7 @@
 #include "server/options.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
@@ -68,7 +69,14 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            physical core this process may use: affinity and cgroup
                            CPU quota count)
   --workers N              methods executing at once (default: the thread count)
-  --log-level LEVEL        trace, debug, info (default), warn, error, off
+  --log-level LEVEL        trace, debug, info (default), warn, error, off; changed at run
+                           time by SIGUSR1 (one step more verbose, down to trace), SIGUSR2
+                           (back to LEVEL) or PUT /log-level on --metrics
+  --log-format FORMAT      text (default) or json: one JSON object per line, with the
+                           session and call a line belongs to (docs/operations.md)
+  --metrics ADDRESS        serve Prometheus metrics on http://ADDRESS/metrics, and the log
+                           level on /log-level (GET, PUT); ADDRESS is HOST:PORT, or PORT
+                           for 127.0.0.1 (loopback by default: the page names models)
   --max-sessions N         open sessions at once (default 256)
   --max-segment-bytes N    shared memory one session may have mapped (default 4 GiB; a
                            dropped segment counts while an input is still bound to it)
@@ -167,7 +175,19 @@ Result<Options> parse_options(int argc, char** argv) {
       if (value.empty()) return invalid_argument("--kserve-http: give HOST:PORT");
       o.kserve.http_address = value;
     } else if (flag == "--log-level") {
+      if (spdlog::level::from_str(value) == spdlog::level::off && value != "off") {
+        return invalid_argument(
+            fmt::format("--log-level {}: give trace, debug, info, warn, error or off", value));
+      }
       o.log_level = value;
+    } else if (flag == "--log-format") {
+      if (value != "text" && value != "json") {
+        return invalid_argument("--log-format: give text or json");
+      }
+      o.log_format = value;
+    } else if (flag == "--metrics") {
+      if (value.empty()) return invalid_argument("--metrics: give HOST:PORT or PORT");
+      o.metrics_address = value;
     } else {
       ET_ASSIGN_OR_RETURN(uint64_t n, parse_count(flag, value));
       if (flag == "--threads") {

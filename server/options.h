@@ -19,6 +19,8 @@ struct Options {
   repository::RepositoryOptions repository;
   size_t threads = 0;  // --threads, 0: ET_NUM_THREADS or one per usable physical core
   std::string log_level = "info";
+  std::string log_format = "text";  // --log-format text|json
+  std::string metrics_address;      // --metrics ADDRESS (empty: none)
   size_t max_message_bytes = size_t{256} << 20;
   int shutdown_grace_ms = 10'000;
   // --detach: run in the background (own session); the command returns once the

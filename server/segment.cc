@@ -53,6 +53,7 @@ Result<std::shared_ptr<Segment>> Segment::adopt(int fd, size_t max_bytes) {
   std::shared_ptr<Segment> segment(new Segment);
   segment->base_ = static_cast<uint8_t*>(base);
   segment->size_ = size;
+  mapped_total().fetch_add(size, std::memory_order_relaxed);
   return segment;
 }
 
@@ -62,7 +63,10 @@ void Segment::charge_to(std::shared_ptr<std::atomic<uint64_t>> counter) {
 }
 
 Segment::~Segment() {
-  if (base_) munmap(base_, size_);
+  if (base_) {
+    munmap(base_, size_);
+    mapped_total().fetch_sub(size_, std::memory_order_relaxed);
+  }
   if (charged_) *charged_ -= size_;
 }
 

@@ -38,12 +38,18 @@ class Segment {
   Segment& operator=(const Segment&) = delete;
 
   size_t size() const { return size_; }
+  // Bytes of segments mapped in this process now (the metrics page).
+  static uint64_t mapped_in_process() { return mapped_total().load(std::memory_order_relaxed); }
   // The bytes [offset, offset + length). OutOfRange naming both when they do not lie
   // inside the segment (overflow-safe).
   Result<std::span<uint8_t>> range(uint64_t offset, uint64_t length) const;
 
  private:
   Segment() = default;
+  static std::atomic<uint64_t>& mapped_total() {
+    static std::atomic<uint64_t> total{0};
+    return total;
+  }
   uint8_t* base_ = nullptr;
   size_t size_ = 0;
   std::shared_ptr<std::atomic<uint64_t>> charged_;

@@ -15,6 +15,7 @@
 #include "runtime/exceptions.h"
 #include "runtime/printable.h"
 #include "runtime/thread_pool.h"
+#include "server/metrics/call_scope.h"
 
 namespace et::server {
 namespace {
@@ -129,6 +130,11 @@ ServiceCore::~ServiceCore() {
   for (auto& [token, s] : left) close_session(s);
 }
 
+size_t ServiceCore::session_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sessions_.size();
+}
+
 std::chrono::steady_clock::duration ServiceCore::idle_for() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!sessions_.empty()) return {};
@@ -235,7 +241,9 @@ Result<std::shared_ptr<Session>> ServiceCore::find_session(const std::string& to
 
 Result<std::shared_ptr<Session>> ServiceCore::session_for(const std::string& token) const {
   if (shutting_down_) return shutting_down_error();
-  return find_session(token);
+  auto found = find_session(token);
+  if (found.ok()) metrics::CallScope::note_session((*found)->number);
+  return found;
 }
 
 Result<uint64_t> ServiceCore::register_segment(const std::string& token, int fd) {
@@ -680,7 +688,8 @@ Result<std::shared_ptr<MethodSlot>> ServiceCore::method_for(Session& s, uint64_t
 }
 
 Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>& fn) {
-  const auto deadline = std::chrono::steady_clock::now() + limits_.request_deadline;
+  const auto arrived = std::chrono::steady_clock::now();
+  const auto deadline = arrived + limits_.request_deadline;
   {
     std::unique_lock<std::mutex> lock(slot.mu);
     if (!slot.freed.wait_until(lock, deadline, [&] { return !slot.busy; })) {
@@ -689,6 +698,7 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
     }
     if (!slot.method) return not_found("method_handle: the method was dropped");
     slot.busy = true;
+    metrics::CallScope::note_method(slot);
   }
   // Guards, not the happy path, give the slot and the worker back: whatever `fn` does
   // (an error, an exception), the next call finds both free.
@@ -720,6 +730,10 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
       core.run_cv_.notify_one();
     }
   } worker_hold{*this};
+  metrics::CallScope::note_queue(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - arrived)
+                                .count()));
   return catch_exceptions("", fn);
 }
 
@@ -759,9 +773,11 @@ Status ServiceCore::execute_locked(const std::atomic<bool>& cancelled, MethodSlo
   executes_.fetch_add(1, std::memory_order_relaxed);
   const auto start = std::chrono::steady_clock::now();
   Status status = slot.method->execute({start + limits_.execution_deadline, &cancelled});
-  micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::steady_clock::now() - start)
-                                     .count());
+  const auto took =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  micros = static_cast<uint64_t>(took / 1000);
+  metrics::CallScope::note_compute(static_cast<uint64_t>(took));
   return status;
 }
 

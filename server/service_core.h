@@ -20,6 +20,7 @@
 
 #include "et_serverd.pb.h"
 #include "server/fast_channel.h"
+#include "server/metrics/metrics.h"
 #include "server/program_registry.h"
 #include "server/session.h"
 
@@ -156,6 +157,11 @@ class ServiceCore {
                       const std::function<Status(const Method&)>& read_outputs, CallTimes& times);
   // The limits the daemon runs with.
   const ServiceLimits& limits() const { return limits_; }
+  // The calls' metrics (transports open a metrics::CallScope on it for each call).
+  metrics::Metrics& metrics() { return metrics_; }
+  // Open sessions, and fast-path channels (the metrics page).
+  size_t session_count() const;
+  size_t fast_channel_count() const { return fast_channels_.load(); }
 
   // Answers one fast-path request for the session `token` (what a channel's thread
   // runs): the same calls, checks and errors as over gRPC.
@@ -163,6 +169,8 @@ class ServiceCore {
                      std::span<const uint8_t> request, std::string& reply);
 
  private:
+  uint32_t fast_call_uncounted(const std::string& token, etserver::FastCall kind,
+                               std::span<const uint8_t> request, std::string& reply);
   Result<std::shared_ptr<Session>> session_for(const std::string& token) const;
   Result<std::shared_ptr<const RegisteredProgram>> program_for(Session& s, uint64_t id) const;
   Result<std::shared_ptr<MethodSlot>> method_for(Session& s, uint64_t handle) const;
@@ -193,6 +201,7 @@ class ServiceCore {
                          google::protobuf::RepeatedPtrField<pb::Value>& out);
 
   ServiceLimits limits_;
+  metrics::Metrics metrics_;
   std::string fd_socket_path_;
   ProgramRegistry registry_;
   std::atomic<bool> shutting_down_{false};

@@ -2,6 +2,7 @@
 // Everything here is released when the session ends (ServiceCore::close_session).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -14,6 +15,7 @@
 
 #include "runtime/method.h"
 #include "server/fast_channel.h"
+#include "server/metrics/metrics.h"
 #include "server/program_registry.h"
 #include "server/segment.h"
 #include "server/tensor_codec.h"
@@ -25,6 +27,13 @@ namespace et::server {
 // `freed` up to their deadline. (A flag and a condition variable rather than a timed
 // mutex: ThreadSanitizer does not model timed locks and would report false errors.)
 struct MethodSlot {
+  MethodSlot() { live().fetch_add(1, std::memory_order_relaxed); }
+  ~MethodSlot() { live().fetch_sub(1, std::memory_order_relaxed); }
+  MethodSlot(const MethodSlot&) = delete;
+  MethodSlot& operator=(const MethodSlot&) = delete;
+  // Method instances alive in this process (the metrics page).
+  static int64_t live_instances() { return live().load(std::memory_order_relaxed); }
+
   std::mutex mu;
   std::condition_variable freed;
   bool busy = false;  // GUARDED_BY(mu)
@@ -35,6 +44,8 @@ struct MethodSlot {
   std::vector<DecodedInput> inputs;
   // Unplanned outputs' memory: calloc'd, so pages are touched only when written.
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> output_buffers;
+  // The metrics series of this instance's calls, by transport (metrics::CallScope).
+  std::array<std::atomic<metrics::CallSeries*>, metrics::kTransports> metric_series{};
 
   // Waits until no call holds the slot, then runs `fn` with mu held (for teardown).
   template <typename F>
@@ -42,6 +53,12 @@ struct MethodSlot {
     std::unique_lock<std::mutex> lock(mu);
     freed.wait(lock, [this] { return !busy; });
     fn();
+  }
+
+ private:
+  static std::atomic<int64_t>& live() {
+    static std::atomic<int64_t> n{0};
+    return n;
   }
 };
 

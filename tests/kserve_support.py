@@ -88,7 +88,7 @@ def kserve_daemon(*args: str, models: Path = MODELS, address: str = "127.0.0.1:0
             text = log_path.read_text()
             found = re.search(r"KServe v2 gRPC listening on (\S+)(?: \(port (\d+)\))?", text)
             found_http = re.search(r"KServe v2 HTTP listening on \S+ \(port (\d+)\)", text)
-            if found and (found_http or not http) and re.search(r" ready \(", text):
+            if found and (found_http or not http) and re.search(r"\bready \(\d+ models served", text):
                 url = (f"127.0.0.1:{found.group(2)}" if found.group(2) else found.group(1))
                 http_url = f"127.0.0.1:{found_http.group(1)}" if http else None
                 break

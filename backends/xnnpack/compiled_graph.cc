@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -44,7 +45,28 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> live_replicas{0};
+std::atomic<uint64_t> live_weight_bytes{0};
+}  // namespace
+
+ReplicaStats replica_stats() {
+  return {live_replicas.load(std::memory_order_relaxed),
+          live_weight_bytes.load(std::memory_order_relaxed)};
+}
+
 struct CompiledGraph::Replica {
+  explicit Replica(size_t weights) : weight_bytes(weights) {
+    live_replicas.fetch_add(1, std::memory_order_relaxed);
+    live_weight_bytes.fetch_add(weights, std::memory_order_relaxed);
+  }
+  ~Replica() {
+    live_replicas.fetch_sub(1, std::memory_order_relaxed);
+    live_weight_bytes.fetch_sub(weight_bytes, std::memory_order_relaxed);
+  }
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+  const size_t weight_bytes;
   std::vector<XnnRun> runs;  // one per XNNPACK step, in step order
   std::unique_ptr<void, FreeDeleter> arena;
   std::vector<void*> ptrs;  // buffer of each value id (constants, staged; externals per run)
@@ -174,6 +196,7 @@ Status CompiledGraph::plan() {
   const size_t nvalues = graph_.values.size();
   for (const GraphValue& v : graph_.values) {
     if (v.defined && !v.data) activation_bytes_ += v.nbytes();
+    if (v.data) weight_bytes_ += v.nbytes();
   }
   if (activation_bytes_ > options_.max_activation_bytes) {
     return resource_exhausted(
@@ -279,7 +302,7 @@ Status CompiledGraph::plan() {
 }
 
 Result<CompiledGraph::ReplicaPtr> CompiledGraph::make_replica() const {
-  ReplicaPtr replica(new Replica);
+  ReplicaPtr replica(new Replica(weight_bytes_));
   replica->ptrs.assign(graph_.values.size(), nullptr);
   for (uint32_t id = 0; id < graph_.values.size(); ++id) {
     replica->ptrs[id] = const_cast<void*>(graph_.values[id].data);

@@ -57,6 +57,15 @@ struct PlanStep {
   bool parallel = false;           // XNNPACK steps: its runtime gets the thread pool
 };
 
+// The replicas alive in this process and the bytes of constant weights they were built
+// from (XNNPACK packs its own copy of them into each replica, about as large): what the
+// daemon's metrics page shows of weights shared between method instances.
+struct ReplicaStats {
+  uint64_t replicas = 0;
+  uint64_t weight_bytes = 0;
+};
+ReplicaStats replica_stats();
+
 class CompiledGraph {
  public:
   // Verifies every node's shapes, plans the steps and builds the first replica, so
@@ -110,6 +119,7 @@ class CompiledGraph {
   std::vector<PlanStep> steps_;
   std::vector<uint32_t> staged_;  // value ids that need a buffer outside XNNPACK
   size_t activation_bytes_ = 0;
+  size_t weight_bytes_ = 0;  // of the constants: counted per replica in replica_stats()
 
   mutable std::mutex mu_;
   mutable std::condition_variable freed_;

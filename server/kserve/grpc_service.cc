@@ -4,6 +4,7 @@
 
 #include "server/grpc_service.h"
 #include "server/kserve/infer.h"
+#include "server/metrics/call_scope.h"
 
 namespace et::server::kserve {
 namespace {
@@ -148,10 +149,13 @@ grpc::Status GrpcKServeService::ModelInfer(Ctx* ctx, const inference::ModelInfer
                                            inference::ModelInferResponse* resp) {
   // Who is calling, asked now: once this connection closes, its descriptor number may
   // go to a later connection of someone else.
+  metrics::CallScope scope(&s_.core.metrics(), metrics::Transport::kKServeGrpc);
   const Result<Peer> peer = peer_of(ctx);
   InferContext ic{s_.core,   s_.models, s_.system_shm, s_.cuda_shm, [&peer] { return peer; },
                   cancelled_};
-  return to_grpc(infer(ic, *req, *resp));
+  grpc::Status answer = to_grpc(infer(ic, *req, *resp));
+  scope.set_code(answer.error_code());
+  return answer;
 }
 
 grpc::Status GrpcKServeService::ModelStreamInfer(
@@ -164,7 +168,9 @@ grpc::Status GrpcKServeService::ModelStreamInfer(
   inference::ModelInferRequest req;
   while (!cancelled_ && stream->Read(&req)) {
     inference::ModelStreamInferResponse out;
+    metrics::CallScope scope(&s_.core.metrics(), metrics::Transport::kKServeGrpc);
     Status st = infer(ic, req, *out.mutable_infer_response());
+    scope.set_code(to_grpc(st).error_code());
     if (!st.ok()) {
       // The stream goes on: the error answers this request only (as Triton does).
       out.Clear();

@@ -12,8 +12,10 @@
 
 #include "runtime/half.h"
 #include "runtime/printable.h"
+#include "server/grpc_service.h"
 #include "server/kserve/http_codec.h"
 #include "server/kserve/infer.h"
+#include "server/metrics/call_scope.h"
 
 namespace et::server::kserve {
 namespace {
@@ -221,13 +223,17 @@ void HttpKServeService::routes() {
                {"outputs", tensor_list((*m)->outputs())}});
   });
   h.Post(model + "/infer", [this](const httplib::Request& req, httplib::Response& res) {
+    metrics::CallScope scope(&s_.core.metrics(), metrics::Transport::kKServeHttp);
     auto parsed =
         parse_http_infer(req.body,
                          req.has_header(kHeaderLength)
                              ? std::optional<std::string>(req.get_header_value(kHeaderLength))
                              : std::nullopt,
                          req.matches[1], group_or_empty(req, 2));
-    if (!parsed.ok()) return fail(res, parsed.status());
+    if (!parsed.ok()) {
+      scope.set_code(to_grpc(parsed.status()).error_code());
+      return fail(res, parsed.status());
+    }
     InferContext ic{s_.core,
                     s_.models,
                     s_.system_shm,
@@ -236,6 +242,7 @@ void HttpKServeService::routes() {
                     cancelled_};
     inference::ModelInferResponse resp;
     Status st = infer(ic, parsed->req, resp);
+    scope.set_code(to_grpc(st).error_code());
     if (!st.ok()) return fail(res, st);
     HttpBody body = write_http_infer(*parsed, resp);
     if (body.header_length) res.set_header(kHeaderLength, std::to_string(*body.header_length));

@@ -9,6 +9,7 @@
 
 #include "kernels/copy_util.h"
 #include "runtime/printable.h"
+#include "server/metrics/call_scope.h"
 
 namespace et::server::kserve {
 namespace {
@@ -287,6 +288,8 @@ Status infer(const InferContext& ctx, const inference::ModelInferRequest& req,
              inference::ModelInferResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Model> model,
                       ctx.models.find(req.model_name(), req.model_version()));
+  metrics::CallScope::note_target(model->program()->name, model->program()->sha256,
+                                  model->method());
   const auto started = Clock::now();
   Regions regions(ctx);
   ServiceCore::CallTimes times;

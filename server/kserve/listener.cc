@@ -365,9 +365,42 @@ Result<std::unique_ptr<Listener>> Listener::open(const std::string& address, siz
     l->unix_path_ = address.substr(5);
     if (l->unix_path_.empty()) return invalid_argument("unix: needs a path (unix:/run/x.sock)");
     ET_RETURN_IF_ERROR(bind_unix(l->unix_path_, l->listen_fd_));
+    l->is_unix_ = true;
   } else {
     ET_RETURN_IF_ERROR(bind_tcp(address, l->listen_fd_, l->port_));
   }
+  l->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (l->stop_fd_ < 0) return io_error(fmt::format("eventfd: {}", std::strerror(errno)));
+  return l;
+}
+
+Result<std::unique_ptr<Listener>> Listener::adopt(int listen_fd, const std::string& name,
+                                                  size_t max_connections, bool tcp_shared_memory) {
+  auto l = std::unique_ptr<Listener>(new Listener());
+  l->listen_fd_ = listen_fd;
+  l->address_ = name;
+  l->max_connections_ = max_connections;
+  l->tcp_shared_memory_ = tcp_shared_memory;
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  int type = 0;
+  socklen_t type_len = sizeof(type);
+  if (getsockname(listen_fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0 ||
+      getsockopt(listen_fd, SOL_SOCKET, SO_TYPE, &type, &type_len) != 0 || type != SOCK_STREAM) {
+    return invalid_argument(fmt::format("{}: not a listening stream socket", name));
+  }
+  if (bound.ss_family == AF_UNIX) {
+    l->is_unix_ = true;
+  } else if (bound.ss_family == AF_INET) {
+    l->port_ = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  } else if (bound.ss_family == AF_INET6) {
+    l->port_ = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  } else {
+    return invalid_argument(fmt::format("{}: neither a Unix nor a TCP socket", name));
+  }
+  // Accepting is non-blocking (the accept loop polls).
+  const int flags = fcntl(listen_fd, F_GETFL);
+  if (flags >= 0) (void)fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK);
   l->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (l->stop_fd_ < 0) return io_error(fmt::format("eventfd: {}", std::strerror(errno)));
   return l;
@@ -395,7 +428,7 @@ void Listener::stop() {
 Peer Listener::describe(int fd) const {
   Peer p;
   p.connection = fmt::format("fd:{}/{}", fd, file_id(fd).second);
-  if (!unix_path_.empty()) {
+  if (is_unix_) {
     p.address = "unix";
     ucred cred{};
     socklen_t len = sizeof(cred);

@@ -64,7 +64,13 @@ class Listener {
   // `tcp_shared_memory` false: no TCP client counts as local (see KServeOptions).
   static Result<std::unique_ptr<Listener>> open(const std::string& address, size_t max_connections,
                                                 bool tcp_shared_memory = true);
-  ~Listener();  // stops accepting; removes its Unix socket file
+  // Accepts on `listen_fd`, a listening socket made by someone else (systemd's socket
+  // activation), owned from now on; its file, if any, is left in place.
+  // InvalidArgument when it is not a listening Unix or TCP stream socket.
+  static Result<std::unique_ptr<Listener>> adopt(int listen_fd, const std::string& name,
+                                                 size_t max_connections,
+                                                 bool tcp_shared_memory = true);
+  ~Listener();  // stops accepting; removes its Unix socket file (one it bound)
 
   // The port bound, for TCP (useful with port 0); 0 for a Unix socket.
   int port() const { return port_; }
@@ -90,7 +96,8 @@ class Listener {
   void accept_loop();
   Peer describe(int fd) const;
 
-  std::string address_, unix_path_;
+  std::string address_, unix_path_;  // unix_path_: the file it bound (removed at the end)
+  bool is_unix_ = false;
   int listen_fd_ = -1;
   int stop_fd_ = -1;  // eventfd: wakes the accept loop to end
   int port_ = 0;

@@ -18,9 +18,15 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
                                                           repository::ProgramRepository* programs,
                                                           const KServeOptions& o) {
   auto k = std::unique_ptr<KServeServer>(new KServeServer(core, programs, o));
-  if (!o.grpc_address.empty()) {
-    ET_ASSIGN_OR_RETURN(k->grpc_listener_,
-                        Listener::open(o.grpc_address, o.max_connections, o.tcp_shared_memory));
+  if (!o.grpc_address.empty() || o.activated_grpc_fd >= 0) {
+    if (o.activated_grpc_fd >= 0) {
+      ET_ASSIGN_OR_RETURN(k->grpc_listener_,
+                          Listener::adopt(o.activated_grpc_fd, "kserve (socket activation)",
+                                          o.max_connections, o.tcp_shared_memory));
+    } else {
+      ET_ASSIGN_OR_RETURN(k->grpc_listener_,
+                          Listener::open(o.grpc_address, o.max_connections, o.tcp_shared_memory));
+    }
     k->grpc_service_ = std::make_unique<GrpcKServeService>(
         KServeState{core, k->models_, k->system_shm_, k->cuda_shm_, k->grpc_listener_.get()});
     grpc::ServerBuilder builder;  // no ports of its own: the listener hands connections over
@@ -39,7 +45,7 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
     k->set_serving(false);
     grpc::Server* server = k->grpc_server_.get();
     k->grpc_listener_->start([server](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
-    spdlog::info("KServe v2 gRPC listening on {}{}", o.grpc_address,
+    spdlog::info("KServe v2 gRPC listening on {}{}", k->grpc_listener_->address(),
                  k->grpc_port() ? fmt::format(" (port {})", k->grpc_port()) : "");
   }
   if (!o.http_address.empty()) {

@@ -31,6 +31,9 @@ struct KServeOptions {
   bool tcp_shared_memory = true;
   size_t max_message_bytes = size_t{256} << 20;
   ShmLimits shm;
+  // A listening socket systemd passed for the gRPC service (socket activation), used
+  // instead of binding grpc_address (-1: none). Owned by the server once started.
+  int activated_grpc_fd = -1;
 };
 
 class KServeServer {

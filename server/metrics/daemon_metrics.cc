@@ -1,0 +1,54 @@
+#include "server/metrics/daemon_metrics.h"
+
+#include <fmt/format.h>
+
+#include "backends/xnnpack/compiled_graph.h"
+#include "server/segment.h"
+
+namespace et::server::metrics {
+
+void add_daemon_metrics(ServiceCore& core, const repository::ProgramRepository* programs) {
+  core.metrics().add_collector([&core, programs](std::string& out) {
+    out += fmt::format(
+        "# HELP et_serverd_build_info The daemon's version.\n"
+        "# TYPE et_serverd_build_info gauge\net_serverd_build_info{{version=\"{}\"}} 1\n",
+        ServiceCore::version());
+    write_metric(out, "et_serverd_ready", "gauge",
+                 "1 once the model repository has loaded and until the daemon stops.",
+                 core.ready() ? 1 : 0);
+    write_metric(out, "et_serverd_sessions", "gauge", "Sessions open (the daemon's protocol).",
+                 static_cast<double>(core.session_count()));
+    write_metric(out, "et_serverd_fast_channels", "gauge", "Fast-path channels open.",
+                 static_cast<double>(core.fast_channel_count()));
+    write_metric(out, "et_serverd_programs", "gauge",
+                 "Distinct programs loaded (each held once, whoever uses it).",
+                 static_cast<double>(core.registry().size()));
+    write_metric(out, "et_serverd_method_instances", "gauge",
+                 "Method instances loaded (sessions' and KServe models').",
+                 static_cast<double>(MethodSlot::live_instances()));
+    write_metric(out, "et_serverd_shared_memory_mapped_bytes", "gauge",
+                 "Bytes of clients' shared-memory segments and fast-path channels mapped.",
+                 static_cast<double>(Segment::mapped_in_process()));
+    const xnn::ReplicaStats replicas = xnn::replica_stats();
+    write_metric(out, "et_serverd_xnnpack_replicas", "gauge",
+                 "XNNPACK runtimes holding packed weights (one per program graph and "
+                 "concurrent run, shared by all method instances of the program).",
+                 static_cast<double>(replicas.replicas));
+    write_metric(out, "et_serverd_xnnpack_packed_weight_bytes", "gauge",
+                 "Bytes of constant weights the XNNPACK replicas were packed from (about the "
+                 "packed size; held once per replica, not per method instance).",
+                 static_cast<double>(replicas.weight_bytes));
+    if (!programs) return;
+    write_metric(out, "et_serverd_models_served", "gauge",
+                 "Models of the --models repository being served.",
+                 static_cast<double>(programs->served_count()));
+    out += fmt::format(
+        "# HELP et_serverd_repository_loads_total Program loads by the model repository.\n"
+        "# TYPE et_serverd_repository_loads_total counter\n"
+        "et_serverd_repository_loads_total{{result=\"ok\"}} {}\n"
+        "et_serverd_repository_loads_total{{result=\"failed\"}} {}\n",
+        programs->loads(), programs->load_failures());
+  });
+}
+
+}  // namespace et::server::metrics
