@@ -127,6 +127,13 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
   }
   session->token = welcome.session();
   session->fd_socket = welcome.fd_socket();
+  // The daemon names its descriptor socket as it sees it; beside the socket this client
+  // reached, the same file may have another path (a daemon in a container, its socket
+  // directory mounted elsewhere here; docs/operations.md). PATH.fd beside PATH is the
+  // daemon's convention: that one, when it is there.
+  if (!session->fd_socket.empty() && access((socket_ + ".fd").c_str(), F_OK) == 0) {
+    session->fd_socket = socket_ + ".fd";
+  }
   session->fast_path_version = welcome.fast_path_version();
   return session;
 }
