@@ -48,6 +48,7 @@ constexpr size_t kRegionBytes = 4096;
 
 struct World {
   std::unique_ptr<ServiceCore> core;
+  std::unique_ptr<repository::ProgramRepository> programs;
   std::unique_ptr<ModelRepository> models;
   std::unique_ptr<ShmRegistry> system_shm;
   std::unique_ptr<CudaShmRegistry> cuda_shm;
@@ -64,11 +65,16 @@ World& world() {
     limits.execution_deadline = std::chrono::milliseconds(200);
     limits.request_deadline = std::chrono::milliseconds(200);
     out->core = std::make_unique<ServiceCore>(limits);
+    // The fixtures directory as the repository, in explicit mode: only these programs.
+    repository::RepositoryOptions repo{.dir = ET_FIXTURES_DIR,
+                                       .control = repository::ModelControl::kExplicit};
     for (const char* name : kPrograms) {
-      (void)out->core->registry().preload(std::string(ET_FIXTURES_DIR) + "/" + name, name);
+      const std::string file = name;
+      repo.load_at_start.push_back(file.substr(0, file.rfind('.')));
     }
-    out->models = std::make_unique<ModelRepository>(*out->core, "", 2);
-    out->models->add_preloaded();
+    out->programs = repository::ProgramRepository::open(out->core->registry(), repo).value();
+    out->models = std::make_unique<ModelRepository>(*out->core, out->programs.get(), 2);
+    (void)out->programs->start();
     out->ready = out->models->ready();
     out->system_shm = std::make_unique<ShmRegistry>(ShmLimits{});
     out->cuda_shm = std::make_unique<CudaShmRegistry>();
