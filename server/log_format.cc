@@ -9,23 +9,30 @@
 #include <memory>
 
 #include "server/metrics/call_scope.h"
+#include "server/utf8.h"
 
 namespace et::server {
 namespace {
 
 void append_json_string(spdlog::memory_buf_t& out, std::string_view text) {
   out.push_back('"');
-  for (char c : text) {
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
     const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+    const size_t n = utf8_sequence_length(text, i);
+    if (n == 0) {
+      // Not UTF-8 (a message quoting raw bytes): the byte as the text \xNN, so the
+      // line stays valid JSON and says what the byte was.
+      fmt::format_to(std::back_inserter(out), "\\\\x{:02x}", byte);
+    } else if (c == '"' || c == '\\') {
       out.push_back('\\');
       out.push_back(c);
-    } else if (byte < 0x20 || byte >= 0x7f) {
-      // Non-ASCII bytes too: messages may quote bytes that are not UTF-8.
+    } else if (byte < 0x20 || byte == 0x7f) {
       fmt::format_to(std::back_inserter(out), "\\u{:04x}", byte);
     } else {
-      out.push_back(c);
+      out.append(text.substr(i, n));
     }
+    i += n == 0 ? 1 : n;
   }
   out.push_back('"');
 }

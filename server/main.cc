@@ -202,7 +202,7 @@ int run(const et::server::Options& o, int ready_fd) {
   // (A socket systemd made stays: it is systemd's.)
   const bool have_bound = activated->grpc < 0 && stat(o.socket.c_str(), &bound) == 0;
   etserver::SpawnLock lock(o.socket);
-  if (!lock.error().empty()) {
+  if (!lock.error().empty() && activated->grpc < 0) {  // systemd serialises its starts
     spdlog::warn("{}: starting and stopping daemons on this socket is not serialised",
                  lock.error());
   }

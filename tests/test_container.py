@@ -49,6 +49,27 @@ def test_image_is_the_daemon_alone_as_a_non_root_user(image):
     assert len(info["Docker"]["rootfs"]["diff_ids"]) == 1
 
 
+def test_runs_as_its_own_user_with_no_options(image):
+    """The image alone: its user (65532) owns the socket and model volumes it makes."""
+    name = f"et-serverd-plain-{os.getpid()}"
+    started = run(*PODMAN, "run", "-d", "--name", name, "--network", "none",
+                  "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", image)
+    assert started.returncode == 0, started
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            check = run(*PODMAN, "exec", name, "/usr/bin/et-serverd", "--check",
+                        "/run/et-serverd/et-serverd.sock")
+            if check.returncode == 0:
+                break
+            assert time.monotonic() < deadline, (check, run(*PODMAN, "logs", name))
+            time.sleep(0.1)
+        assert check.stdout.strip() == "SERVING"
+        assert run(*PODMAN, "healthcheck", "run", name).returncode == 0
+    finally:
+        run(*PODMAN, "rm", "-f", name)
+
+
 def test_run_with_podman_and_call_from_the_host(image, tmp_path):
     sockets = tmp_path / "run"
     sockets.mkdir(mode=0o700)

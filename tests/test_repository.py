@@ -129,15 +129,19 @@ def test_a_call_running_on_a_version_keeps_it(tmp_path):
     with kserve_daemon(models=repo, http=False, control=POLL) as (url, log, _):
         client = grpcclient.InferenceServerClient(url)
         assert served_version(client, "add") == "1"
-        errors, done = [], threading.Event()
+        errors, done, swapped = [], threading.Event(), threading.Event()
+        answered = {"1": 0, "2": 0}  # calls answered by each version
+        lock = threading.Lock()
 
         def caller():
             c = grpcclient.InferenceServerClient(url)
             while not done.is_set():
                 try:
-                    c.infer("add", add_inputs(1, 2))
-                except InferenceServerException as e:
-                    errors.append(str(e))
+                    version = c.infer("add", add_inputs(1, 2)).get_response().model_version
+                    with lock:
+                        answered[version] += 1
+                except Exception as e:  # noqa: BLE001 (any failure counts)
+                    errors.append(repr(e))
 
         threads = [threading.Thread(target=caller) for _ in range(4)]
         for t in threads:
@@ -154,6 +158,7 @@ def test_a_call_running_on_a_version_keeps_it(tmp_path):
         for t in threads:
             t.join()
         assert errors == []
+        assert answered["1"] > 10 and answered["2"] > 10, answered
         out = client.infer("add", add_inputs(2, 2)).as_numpy("output__0")
         np.testing.assert_array_equal(out, np.full((2, 3), 4, np.float32))
 

@@ -23,14 +23,15 @@ SERVERD = built_tool("et-serverd", "server")
 UNITS = ROOT / "deploy" / "systemd"
 
 
-def units_in(folder: Path, source: Path) -> list[Path]:
-    """The units of `source`, with the service naming the built daemon, in `folder`."""
+def units_in(folder: Path, source: Path, instance: str = "") -> list[Path]:
+    """The units of `source`, with the service naming the built daemon, in `folder`
+    (templates as the instance `instance`, as systemctl would load them)."""
     folder.mkdir()
     out = []
-    for unit in sorted(source.glob("et-serverd.*")):
-        if unit.suffix not in (".in", ".socket"):
+    for unit in sorted(source.glob("et-serverd*")):
+        if not unit.is_file() or unit.suffix not in (".in", ".socket"):
             continue
-        target = folder / unit.name.removesuffix(".in")
+        target = folder / unit.name.removesuffix(".in").replace("@.", f"@{instance}.")
         target.write_text(unit.read_text().replace("@ET_SERVERD@", str(SERVERD)))
         out.append(target)
     return out
@@ -38,8 +39,12 @@ def units_in(folder: Path, source: Path) -> list[Path]:
 
 @pytest.mark.parametrize("scope", ["system", "user"])
 def test_units_pass_systemd_analyze_verify(tmp_path, scope):
-    units = units_in(tmp_path / "units", UNITS if scope == "system" else UNITS / "user")
-    assert {u.name for u in units} == {"et-serverd.socket", "et-serverd.service"}
+    if scope == "system":  # a template: one instance per user the daemon serves
+        units = units_in(tmp_path / "units", UNITS, "root")
+        assert {u.name for u in units} == {"et-serverd@root.socket", "et-serverd@root.service"}
+    else:
+        units = units_in(tmp_path / "units", UNITS / "user")
+        assert {u.name for u in units} == {"et-serverd.socket", "et-serverd.service"}
     runtime = tmp_path / "xdg"
     runtime.mkdir(mode=0o700)
     args = ["systemd-analyze", *(["--user"] if scope == "user" else []), "verify", *map(str, units)]

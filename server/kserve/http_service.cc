@@ -5,10 +5,12 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "runtime/half.h"
 #include "runtime/printable.h"
@@ -156,6 +158,10 @@ Result<std::unique_ptr<HttpKServeService>> HttpKServeService::start(KServeState 
   }
   httplib::Server* server = h->http_.get();
   h->thread_ = std::thread([server] { server->listen_after_bind(); });
+  // Until it runs, stop() would not stop it (and the destructor would wait for ever).
+  for (int i = 0; i < 5000 && !server->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return h;
 }
 

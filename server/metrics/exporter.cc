@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -51,6 +52,14 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
     res.set_content(std::string(name.data(), name.size()) + "\n", "text/plain");
   });
   m->http_->Put("/log-level", [](const httplib::Request& req, httplib::Response& res) {
+    // Changing the daemon is for this machine's users, even when the page is served
+    // to others (--metrics 0.0.0.0:PORT for a cluster's Prometheus).
+    if (req.remote_addr != "127.0.0.1" && req.remote_addr != "::1" &&
+        req.remote_addr.rfind("::ffff:127.", 0) != 0) {
+      res.status = 403;
+      res.set_content("the log level is set from this machine only (loopback)\n", "text/plain");
+      return;
+    }
     std::string text = req.body;
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     const auto level = spdlog::level::from_str(text);
@@ -78,6 +87,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& a
   }
   httplib::Server* server = m->http_.get();
   m->thread_ = std::thread([server] { server->listen_after_bind(); });
+  // Until it runs, stop() would not stop it (and the destructor would wait for ever).
+  for (int i = 0; i < 5000 && !server->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return m;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "server/utf8.h"
+
 namespace et::server::metrics {
 namespace {
 
@@ -34,7 +36,16 @@ std::string_view transport_name(Transport t) {
 std::string escape_label(std::string_view value) {
   std::string out;
   out.reserve(value.size());
-  for (char c : value) {
+  for (size_t i = 0; i < value.size();) {
+    const char c = value[i];
+    const size_t n = utf8_sequence_length(value, i);
+    if (n == 0) {
+      // Not UTF-8, which the format requires (one bad value would make the whole page
+      // unreadable): the byte is written as the text \xNN.
+      out += fmt::format("\\\\x{:02x}", static_cast<unsigned char>(c));
+      ++i;
+      continue;
+    }
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '"') {
@@ -42,8 +53,9 @@ std::string escape_label(std::string_view value) {
     } else if (c == '\n') {
       out += "\\n";
     } else {
-      out += c;
+      out.append(value.substr(i, n));
     }
+    i += n;
   }
   return out;
 }

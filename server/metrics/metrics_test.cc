@@ -9,7 +9,13 @@
 namespace et::server::metrics {
 namespace {
 
-TEST(Metrics, LabelValuesAreEscaped) { EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
+TEST(Metrics, LabelValuesAreEscaped) {
+  EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  // UTF-8 passes; bytes that are not UTF-8 become the text \xNN (the format requires
+  // UTF-8: one bad value would make the whole page unreadable).
+  EXPECT_EQ(escape_label("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(escape_label("m\xff\xc3"), "m\\\\xff\\\\xc3");
+}
 
 TEST(Metrics, HistogramBucketsAreCumulative) {
   Histogram h;

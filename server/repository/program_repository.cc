@@ -13,6 +13,7 @@
 #include <optional>
 #include <utility>
 
+#include "proto/sha256.h"
 #include "runtime/printable.h"
 
 namespace et::server::repository {
@@ -63,10 +64,6 @@ Result<std::vector<uint8_t>> read_stable(const std::string& path, const FileStam
 
 std::string registry_name_of(const ProgramFile& f) { return f.flat() ? f.model + ".pte" : f.model; }
 
-bool same_content(const RegisteredProgram& a, const RegisteredProgram& b) {
-  return a.sha256 == b.sha256 && a.data_sha256 == b.data_sha256;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ProgramRepository>> ProgramRepository::open(ProgramRegistry& registry,
@@ -81,13 +78,20 @@ Result<std::unique_ptr<ProgramRepository>> ProgramRepository::open(ProgramRegist
         "--load-model goes with --model-control-mode explicit (the other "
         "modes load every model at start)");
   }
+  // One spelling of the directory: the watcher's paths and the listing's must match
+  // ("models/" and "models" alike).
+  std::string normal = std::filesystem::path(o.dir).lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  o.dir = normal;
+  // From now on (the daemon listens before start() runs), sessions asking for a
+  // preloaded name wait for the first loads.
+  registry.set_repository_loading(true);
   return std::unique_ptr<ProgramRepository>(new ProgramRepository(registry, std::move(o)));
 }
 
 ProgramRepository::~ProgramRepository() { watcher_.reset(); }
 
 Status ProgramRepository::start() {
-  registry_.set_repository_loading(true);
   Status watching;
   if (o_.control == ModelControl::kPoll) {
     // Watching first: a change made while the first loads run is seen after them.
@@ -163,6 +167,11 @@ Status ProgramRepository::reconcile(const std::string& model, const std::vector<
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = served_.find(model); it != served_.end()) current = it->second;
+    // Failures of files no longer there are forgotten (a removed bad version).
+    std::erase_if(failed_[model], [&](const Failure& bad) {
+      return std::none_of(files.begin(), files.end(),
+                          [&](const ProgramFile& f) { return f.path == bad.path; });
+    });
   }
   Status newest;
   bool first = true;
@@ -200,6 +209,9 @@ Status ProgramRepository::reconcile(const std::string& model, const std::vector<
     Status s = load_file(model, f, *stamp, data_stamp, renew);
     if (s.ok()) return newest;
     if (is_newest) newest = s;
+    // The served version's own file rewritten badly: it stays served (falling back to
+    // an older version is not what the operator asked for).
+    if (current && current->path == f.path) return newest;
   }
   if (current) {
     const bool still_there = std::any_of(
@@ -241,14 +253,24 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
     data = std::move(read).value();
   }
   const std::string name = registry_name_of(f);
+  // The same bytes again (touched, or copied over with themselves): the program served
+  // stays (no second copy is loaded); only the stamps are new.
+  if (current && current->path == f.path &&
+      current->program->sha256 == ::etserver::sha256_hex(*bytes) &&
+      current->program->data_sha256 == (data.empty() ? "" : ::etserver::sha256_hex(data))) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      served_[model].stamp = stamp;
+      served_[model].data_stamp = data_stamp;
+    }
+    if (renew) tell(model, current->version, current->program);
+    return Status();
+  }
   auto program = registry_.preload_bytes(*bytes, data, name);
   if (!program.ok()) return fail(program.status());
   loads_.fetch_add(1, std::memory_order_relaxed);
 
   Served now{version, f.path, stamp, data_stamp, name, *program};
-  const bool unchanged =
-      current && f.flat() && current->path == f.path && same_content(*current->program, **program);
-  if (unchanged) now.version = current->version;  // touched, not changed
   {
     std::lock_guard<std::mutex> lock(mu_);
     served_[model] = now;
@@ -256,7 +278,6 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
     std::erase_if(list, [&](const Failure& bad) { return f.flat() || bad.version <= version; });
   }
   if (current && current->registry_name != name) registry_.unload_preloaded(current->registry_name);
-  if (unchanged && !renew) return Status();
   spdlog::info("model {} version {} loaded from {}{}", printable(model), now.version,
                printable(f.path),
                current && current->version != now.version

@@ -68,7 +68,9 @@ class ProgramRepository {
   using Observer = std::function<void(const std::string& model, uint64_t version,
                                       const std::shared_ptr<const RegisteredProgram>& program)>;
 
-  // Reads nothing yet: start() does. IoError when `o.dir` is not a readable directory.
+  // Reads nothing yet: start() does. From now until start() has loaded, the registry's
+  // preloaded-name lookups wait (the daemon listens meanwhile). IoError when `o.dir`
+  // is not a readable directory.
   static Result<std::unique_ptr<ProgramRepository>> open(ProgramRegistry& registry,
                                                          RepositoryOptions o);
   ~ProgramRepository();  // stops following the directory
@@ -79,8 +81,9 @@ class ProgramRepository {
   // REQUIRES: before start().
   void observe(Observer observer) { observers_.push_back(std::move(observer)); }
 
-  // Loads what the mode loads at start (while it does, the registry's preloaded-name
-  // lookups wait for it), then in poll mode follows the directory. Errors only when
+  // Loads what the mode loads at start, then in poll mode follows the directory. A
+  // file rewritten with the same bytes keeps its program and version; a served
+  // version's file rewritten with one that does not load stays served. Errors only when
   // poll mode cannot watch the directory; each model's failure is logged and indexed.
   Status start();
 

@@ -216,10 +216,59 @@ TEST_F(Repo, PollModeWaitsForAWriterToCloseItsFile) {
   EXPECT_EQ(repo.load_failures(), 0u);
 }
 
+TEST_F(Repo, ATouchedFileKeepsItsProgramAndABadRewriteKeepsTheVersionServed) {
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
+  write_file(dir_ / "mlp" / "1" / "model.pte", bytes_of(fixture("mlp.pte")));
+  write_file(dir_ / "mlp" / "2" / "model.pte", bytes_of(fixture("mlp.pte")));
+  auto& repo = open(ModelControl::kNone);
+  ASSERT_TRUE(repo.start().ok());
+  const auto add = repo.served("add");
+  const uint64_t loads = repo.loads();
+  // Copied over with its own bytes (a new inode and mtime): same program, same version,
+  // nothing loaded again.
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
+  repo.refresh();
+  EXPECT_EQ(repo.served("add"), add);
+  EXPECT_EQ(version_of("add"), 1u);
+  EXPECT_EQ(repo.loads(), loads);
+  // Triton's version 2 rewritten with a file that does not load: version 2 stays (no
+  // fall back to 1), and the failure is indexed.
+  const auto mlp2 = repo.served("mlp");
+  write_file(dir_ / "mlp" / "2" / "model.pte", {'b', 'a', 'd', '!', '!', '!', '!', '!', '!'});
+  repo.refresh();
+  EXPECT_EQ(version_of("mlp"), 2u);
+  EXPECT_EQ(repo.served("mlp"), mlp2);
+  auto failed = [&] {
+    for (const ModelState& s : repo.index()) {
+      if (s.model == "mlp" && !s.ready) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(failed());
+  // A bad version removed: its failure leaves the index, and version 1 is served.
+  fs::remove_all(dir_ / "mlp" / "2");
+  repo.refresh();
+  EXPECT_FALSE(failed());
+  EXPECT_EQ(version_of("mlp"), 1u);
+}
+
+TEST_F(Repo, TheDirectoryIsSpelledOneWay) {
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
+  RepositoryOptions o{dir_.string() + "//", ModelControl::kNone, {}, 50ms, 0ms};
+  repo_ = ProgramRepository::open(registry_, o).value();
+  EXPECT_EQ(repo_->dir(), dir_.string());
+  // The watcher's name for a file being written (the directory, "/", the name) is the
+  // listing's: it is not read.
+  ASSERT_TRUE(repo_->start().ok());
+  const auto first = repo_->served("add");
+  write_file(dir_ / "add.pte", bytes_of(fixture("mlp.pte")));
+  repo_->refresh({(dir_ / "add.pte").string()});
+  EXPECT_EQ(repo_->served("add"), first);
+}
+
 TEST_F(Repo, PreloadedNameLookupsWaitForTheFirstLoads) {
   write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
-  auto& repo = open(ModelControl::kNone);
-  registry_.set_repository_loading(true);  // as start() does before its first loads
+  auto& repo = open(ModelControl::kNone);  // raises the registry's loading flag
   std::thread asker([&] { EXPECT_NE(registry_.find_preloaded("add.pte", 10s), nullptr); });
   std::this_thread::sleep_for(50ms);
   ASSERT_TRUE(repo.start().ok());

@@ -7,9 +7,12 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "runtime/printable.h"
 
@@ -79,6 +82,7 @@ void DirectoryWatcher::run() {
   using Clock = std::chrono::steady_clock;
   std::set<std::string> being_written;
   bool dirty = false;
+  bool new_directory = false;
   Clock::time_point quiet_at{}, rescan_at = Clock::now() + rescan_;
   alignas(inotify_event) char buffer[16 * 1024];
   while (true) {
@@ -88,8 +92,9 @@ void DirectoryWatcher::run() {
     if (rescan_.count() > 0) wake = std::min(wake, rescan_at);
     int timeout = -1;
     if (wake != Clock::time_point::max()) {
-      timeout = static_cast<int>(std::max<int64_t>(
-          0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1));
+      timeout = static_cast<int>(std::clamp<int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1, 0,
+          INT32_MAX));
     }
     pollfd fds[2] = {{inotify_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
@@ -112,6 +117,11 @@ void DirectoryWatcher::run() {
             watched_.erase(e->wd);
             continue;
           }
+          if ((e->mask & IN_ISDIR) && (e->mask & (IN_CREATE | IN_MOVED_TO))) {
+            // A new model or version directory: watched at once, so that the writes
+            // into it that follow are seen (not only after the burst settles).
+            new_directory = true;
+          }
           auto dir = watched_.find(e->wd);
           if (dir == watched_.end() || e->len == 0) continue;
           const std::string path = dir->second + "/" + e->name;
@@ -122,6 +132,7 @@ void DirectoryWatcher::run() {
           }
         }
       }
+      if (std::exchange(new_directory, false)) watch_tree();
       dirty = true;
       quiet_at = Clock::now() + settle_;
     }
