@@ -9,7 +9,13 @@ std::atomic<uint64_t> calls_started{0};
 }  // namespace
 
 uint64_t CallScope::current_session() { return current ? current->session_ : 0; }
-uint64_t CallScope::current_call() { return current ? current->call_ : 0; }
+uint64_t CallScope::current_call() {
+  if (!current) return 0;
+  // Numbered when a log line first asks: no shared counter touched on every call.
+  if (current->call_ == 0)
+    current->call_ = calls_started.fetch_add(1, std::memory_order_relaxed) + 1;
+  return current->call_;
+}
 
 void CallScope::note_session(uint64_t number) {
   if (current) current->session_ = number;
@@ -22,10 +28,7 @@ std::string model_label(const std::string& registry_name, const std::string& sha
 }
 
 CallScope::CallScope(Metrics* metrics, Transport transport)
-    : metrics_(metrics),
-      transport_(transport),
-      outer_(current),
-      call_(calls_started.fetch_add(1, std::memory_order_relaxed) + 1) {
+    : metrics_(metrics), transport_(transport), outer_(current) {
   current = this;
 }
 

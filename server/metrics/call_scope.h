@@ -24,8 +24,8 @@ class CallScope {
 
   void set_code(int grpc_code) { code_ = grpc_code; }
 
-  // The session and call (a number per call since the start) of the scope open on this
-  // thread, 0 when none: what JSON log lines carry.
+  // The session and call of the scope open on this thread, 0 when none: what JSON log
+  // lines carry. Calls are numbered in the order they first log.
   static uint64_t current_session();
   static uint64_t current_call();
 

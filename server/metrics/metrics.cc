@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "server/utf8.h"
@@ -67,8 +68,8 @@ void write_metric(std::string& out, std::string_view name, std::string_view type
 }
 
 void Histogram::observe(uint64_t ns) {
-  size_t i = 0;
-  while (i < kBoundsNs.size() && ns > kBoundsNs[i]) ++i;
+  const size_t i = static_cast<size_t>(std::lower_bound(kBoundsNs.begin(), kBoundsNs.end(), ns) -
+                                       kBoundsNs.begin());
   counts_[i].fetch_add(1, std::memory_order_relaxed);
   sum_ns_.fetch_add(ns, std::memory_order_relaxed);
 }
