@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 
 #include "proto/spawn_lock.h"
 #include "runtime/printable.h"

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <iterator>
 
 #include "proto/sha256.h"
@@ -81,12 +80,6 @@ Result<std::shared_ptr<RegisteredProgram>> load_entry(Copies c) {
   entry->data_size_bytes = c.data ? c.data->bytes().size() : 0;
   entry->program = std::move(program);
   return entry;
-}
-
-Result<std::vector<uint8_t>> read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error(fmt::format("cannot read {}", path));
-  return std::vector<uint8_t>{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace
@@ -294,18 +287,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
   return std::make_pair(std::shared_ptr<const RegisteredProgram>(entry), false);
 }
 
-Status ProgramRegistry::preload(const std::string& path, const std::string& name,
-                                const std::string& data_path) {
-  ET_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read_whole(path));
-  std::vector<uint8_t> data;
-  if (!data_path.empty()) {
-    ET_ASSIGN_OR_RETURN(data, read_whole(data_path));
-    if (data.empty()) return invalid_argument(fmt::format("{} is empty", data_path));
-  }
-  return preload_bytes(bytes, data, name).status();
-}
-
-Result<std::shared_ptr<const RegisteredProgram>> ProgramRegistry::preload_bytes(
+Result<std::shared_ptr<const RegisteredProgram>> ProgramRegistry::preload(
     std::span<const uint8_t> bytes, std::span<const uint8_t> data, const std::string& name) {
   ET_ASSIGN_OR_RETURN(Copies copies, copy_and_hash(bytes, "", data, ""));
   const std::string key = content_key(copies.sha256, copies.data_sha256);

@@ -87,16 +87,12 @@ class ProgramRegistry {
       std::span<const uint8_t> data = {}, const std::string& expected_data_sha256 = {},
       const std::string& uploader = {});
 
-  // Reads the file at `path` (with the external data file at `data_path` unless empty)
-  // and keeps it loaded for the daemon's lifetime under `name`. Errors: IoError naming
-  // the file, and those of add().
-  Status preload(const std::string& path, const std::string& name,
-                 const std::string& data_path = {});
-  // preload() of bytes already read: the program `name` now stands for (replacing the
-  // one held under that name, which sessions holding it keep).
-  Result<std::shared_ptr<const RegisteredProgram>> preload_bytes(std::span<const uint8_t> bytes,
-                                                                 std::span<const uint8_t> data,
-                                                                 const std::string& name);
+  // Loads `bytes` (with the external data file's `data`; empty: none) as the program
+  // the preloaded name `name` stands for (the model repository's), replacing the one
+  // held under that name, which sessions holding it keep. Errors: those of add().
+  Result<std::shared_ptr<const RegisteredProgram>> preload(std::span<const uint8_t> bytes,
+                                                           std::span<const uint8_t> data,
+                                                           const std::string& name);
 
   std::vector<std::string> preloaded_names() const;
   // Stops holding the preloaded program `name` (a KServe unload); sessions that hold

@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tritonclient.utils import InferenceServerException
 
 import etclient
-from conftest import MODELS
+from conftest import MODELS, built_tool
 from kserve_support import kserve_daemon
 
 
@@ -134,8 +134,9 @@ def test_gauges_describe_the_daemon(daemon):
     assert value(s, "process_resident_memory_bytes") > 10 << 20
     assert value(s, "process_open_fds") > 5
     assert value(s, "process_start_time_seconds") > time.time() - 3600
-    assert value(s, "et_serverd_build_info", version=etclient.__version__
-                 if hasattr(etclient, "__version__") else "0.1.0") == 1
+    version = subprocess.run([built_tool("et-serverd", "server"), "--version"],
+                             capture_output=True, text=True, timeout=30).stdout.split()[1]
+    assert value(s, "et_serverd_build_info", version=version) == 1
 
 
 def test_log_level_changes_at_run_time(daemon):

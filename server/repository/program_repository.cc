@@ -266,7 +266,7 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
     if (renew) tell(model, current->version, current->program);
     return Status();
   }
-  auto program = registry_.preload_bytes(*bytes, data, name);
+  auto program = registry_.preload(*bytes, data, name);
   if (!program.ok()) return fail(program.status());
   loads_.fetch_add(1, std::memory_order_relaxed);
 
