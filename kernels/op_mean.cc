@@ -10,6 +10,9 @@ Status mean(KernelContext& ctx, const Tensor& self, std::optional<std::span<cons
             bool keepdim, Tensor& out) {
   if (!is_floating(out.dtype())) return ctx.fail("mean needs a floating-point output dtype");
   ET_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduction(ctx, self, dims, keepdim));
+  ET_ASSIGN_OR_RETURN(
+      bool done, sum_contiguous_runs(ctx, self, plan, out, static_cast<double>(plan.over_count)));
+  if (done) return Status();
   return reduce_each<double, double>(ctx, self, plan, out,
                                      [](const double* base, const ReducePlan& p) {
                                        double acc = 0;

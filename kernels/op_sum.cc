@@ -14,6 +14,8 @@ Status sum_out(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(4));
   ET_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduction(ctx, *self, dims, keepdim));
   if (is_floating(self->dtype()) || is_floating(out->dtype())) {
+    ET_ASSIGN_OR_RETURN(bool done, sum_contiguous_runs(ctx, *self, plan, *out, 1.0));
+    if (done) return Status();
     return reduce_each<double, double>(ctx, *self, plan, *out,
                                        [](const double* base, const ReducePlan& p) {
                                          double acc = 0;

@@ -36,4 +36,45 @@ Result<ReducePlan> plan_reduction(const KernelContext& ctx, const Tensor& in,
   return plan;
 }
 
+namespace {
+
+// Sum of n floats in double, eight partial sums (so the loop vectorizes).
+double sum_run(const float* v, int64_t n) {
+  double acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += static_cast<double>(v[i + k]);
+  double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) total += static_cast<double>(v[i]);
+  return total;
+}
+
+}  // namespace
+
+Result<bool> sum_contiguous_runs(const KernelContext& ctx, const Tensor& in, const ReducePlan& plan,
+                                 Tensor& out, double divisor) {
+  if (in.dtype() != ScalarType::kFloat || !in.is_contiguous() || in.numel() == 0) return false;
+  if (out.dtype() != ScalarType::kFloat && out.dtype() != ScalarType::kDouble) return false;
+  bool reducing = false;
+  for (int d = 0; d < plan.input.rank; ++d) {
+    if (plan.input.sizes[d] == 1) continue;  // size-one dims do not change the layout
+    if (plan.reduced[d])
+      reducing = true;
+    else if (reducing)
+      return false;  // a kept dim after a reduced one: runs are strided
+  }
+  ET_RETURN_IF_ERROR(resize_output(ctx, out, plan.out));
+  if (!out.is_contiguous()) return false;
+  const float* src = in.data_as<const float>();
+  const int64_t run = plan.over_count;
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+    const double value = sum_run(src + i * run, run) / divisor;
+    if (out.dtype() == ScalarType::kFloat)
+      out.data_as<float>()[i] = static_cast<float>(value);
+    else
+      out.data_as<double>()[i] = value;
+  }
+  return true;
+}
+
 }  // namespace et::kernels

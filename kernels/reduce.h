@@ -25,6 +25,15 @@ struct ReducePlan {
 Result<ReducePlan> plan_reduction(const KernelContext& ctx, const Tensor& in,
                                   std::optional<std::span<const int64_t>> dims, bool keepdim);
 
+// The common fast case of a floating sum (a mean over H and W, a sum over the last dim):
+// `in` is float32 and contiguous, `out` float32 or float64 and contiguous, and no
+// reduced dim comes before a kept one, so each output element's values are one
+// contiguous run of `in`. Writes out[i] = (the run's sum, in double) / divisor, with no
+// converted copy of `in`. Returns false, having done nothing, when the case does not
+// apply (the caller then takes the general path).
+Result<bool> sum_contiguous_runs(const KernelContext& ctx, const Tensor& in, const ReducePlan& plan,
+                                 Tensor& out, double divisor);
+
 // Visits the reduced values for one output element, in row-major order.
 template <typename C, typename Visit>
 void for_each_reduced(const ReducePlan& plan, const C* base, Visit&& visit) {
