@@ -63,8 +63,8 @@ Result<bool> sum_contiguous_runs(const KernelContext& ctx, const Tensor& in, con
     else if (reducing)
       return false;  // a kept dim after a reduced one: runs are strided
   }
-  ET_RETURN_IF_ERROR(resize_output(ctx, out, plan.out));
   if (!out.is_contiguous()) return false;
+  ET_RETURN_IF_ERROR(resize_output(ctx, out, plan.out));
   const float* src = in.data_as<const float>();
   const int64_t run = plan.over_count;
   for (int64_t i = 0, n = out.numel(); i < n; ++i) {

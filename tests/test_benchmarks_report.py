@@ -79,6 +79,31 @@ def test_compare_sorts_better_and_worse_by_each_metrics_direction():
     assert "steady" not in text
 
 
+def test_compare_a_flag_or_a_zero_goes_by_its_direction():
+    old = run_of({"torch_mapped": (1.0, "bool", "lower"), "errors": (0.0, "", "lower")})
+    new = run_of({"torch_mapped": (0.0, "bool", "lower"), "errors": (5.0, "", "lower")})
+    text = "\n".join(report.compare(old, new))
+    better, worse = text.split("| worse |")
+    assert "| torch_mapped | 1 bool | 0 bool | 0.00x |" in better, text
+    assert "| errors | 0  | 5  | from 0 |" in worse, text
+
+
+def test_the_keys_scenarios_record_are_the_keys_targets_read():
+    from benchmarks.suite import harness, latency
+
+    stats = {"p50_us": 3.0, "p99_us": 30.0, "max_us": 90.0, "daemon_cpu_pct": 5.0}
+    rows = [("add", 0, {c: dict(stats) for c in latency.CONTENDERS})]
+    section = harness.Section("latency", "t")
+    latency.record(section, rows)
+    loops = harness.Section("loops", "t")
+    latency.record(loops, [("add", 1000, {c: dict(stats) for c in latency.CONTENDERS}),
+                           ("mlp", 1000, {c: dict(stats) for c in latency.CONTENDERS})])
+    v = {row[1]: row[3] for row in report.targets_table({**section.metrics, **loops.metrics})}
+    assert v["C++ client round trip on a tiny model under 10 us (add, fast path, p50)"] == "met"
+    assert v["1 kHz loop, C++ fast path: p99 under 50 us (add and MLP)"] == "met"
+    assert v["gRPC-only path under 150 us (add, C++ over gRPC, p50)"] == "met"
+
+
 def test_markdown_holds_targets_sections_and_plots(tmp_path):
     out = tmp_path / "RESULTS.md"
     report.write_markdown(out, run_of({}), ["results/plots/latency.png"], ["compared"])

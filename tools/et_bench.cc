@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -32,6 +33,12 @@ namespace {
 int fail(const et::Status& s) {
   std::fprintf(stderr, "et-bench: %s\n", s.to_string().c_str());
   return 1;
+}
+
+// The smallest of the sorted values with a fraction p of them at or below it.
+double nearest_rank(const std::vector<double>& sorted, double p) {
+  const auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
 // Resident set size of this process in MiB (VmRSS), or -1 when unreadable.
@@ -165,9 +172,8 @@ int main(int argc, char** argv) {
       "%s\n",
       fmt::format(R"({{"model": "{}", "method": "{}", "iterations": {}, "median_ms": {:.6f}, )"
                   R"("min_ms": {:.6f}, "p90_ms": {:.6f}, "p99_ms": {:.6f}, "max_ms": {:.6f}{}}})",
-                  model, method, iterations, ms[ms.size() / 2], ms.front(),
-                  ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
-                  ms[std::min(ms.size() - 1, ms.size() * 99 / 100)], ms.back(), memory)
+                  model, method, iterations, ms[ms.size() / 2], ms.front(), nearest_rank(ms, 0.9),
+                  nearest_rank(ms, 0.99), ms.back(), memory)
           .c_str());
   return 0;
 }

@@ -31,10 +31,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="benchmarks/run", description="Runs the benchmark scenarios against their peers and writes "
         "RESULTS.md, the raw numbers as JSON and PNG plots.",
-        epilog="Scenarios: " + ", ".join(SCENARIOS) + ". A full run takes about 40 minutes on 2 CPUs; "
+        epilog="Scenarios: " + ", ".join(SCENARIOS) + ". A full run takes about 35 minutes on 2 CPUs; "
         "--quick about 3.")
     ap.add_argument("--quick", action="store_true", help="a short subset of every scenario (writes into "
-                    "build/bench-quick unless --out says otherwise)")
+                    "build/bench-quick unless --out says otherwise; a run of some scenarios writes into "
+                    "build/bench-partial, so benchmarks/RESULTS.md always holds a whole run)")
     ap.add_argument("--only", help="comma-separated scenarios to run")
     ap.add_argument("--skip", help="comma-separated scenarios not to run")
     ap.add_argument("--out", type=Path, help="where RESULTS.md goes (default: benchmarks/, or "
@@ -112,7 +113,8 @@ def main(argv: list[str]) -> int:
         print("\n".join(report.compare(report.load(args.compare[0]), report.load(args.compare[1]), args.threshold)))
         return 0
     settings = h.Settings.make(args.quick)
-    out = args.out or (h.BUILD / "bench-quick" if args.quick else h.ROOT / "benchmarks")
+    full = not args.quick and args.scenarios == list(SCENARIOS)
+    out = args.out or (h.ROOT / "benchmarks" if full else h.BUILD / ("bench-quick" if args.quick else "bench-partial"))
     results = out / "results"
     results.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -126,7 +128,7 @@ def main(argv: list[str]) -> int:
     (results / "latest.json").write_text(json.dumps(run, indent=1) + "\n")
     history = results / "history"
     previous = sorted(history.glob("*.json")) if history.exists() else []
-    if not settings.quick and not failures:
+    if full and not failures:  # history holds whole runs only, so each compares with a whole run
         history.mkdir(exist_ok=True)
         (history / f"{time.strftime('%Y%m%d-%H%M', time.gmtime())}-{run['meta']['revision']}.json").write_text(
             json.dumps(run, indent=1) + "\n")

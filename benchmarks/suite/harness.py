@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import shutil
@@ -61,11 +62,11 @@ class Section:
         self.metrics[f"{self.name}.{key}"] = {"value": float(value), "unit": unit, "better": better}
 
 
-def summarize(times_us: list[float]) -> dict:
-    """p50, p99 and max of one run's per-call times (microseconds)."""
-    s = sorted(times_us)
-    return {"p50_us": s[len(s) // 2], "p99_us": s[min(len(s) - 1, int(len(s) * 0.99))],
-            "max_us": s[-1], "calls": len(s)}
+def nearest_rank(sorted_values: list[float], p: float) -> float:
+    """The smallest value with a fraction p of the values at or below it (with fewer
+    than 100 values, p99 is the largest)."""
+    rank = math.ceil(p * len(sorted_values))
+    return sorted_values[min(max(rank, 1), len(sorted_values)) - 1]
 
 
 def combine(runs: list[dict]) -> dict:
@@ -152,8 +153,16 @@ class Daemon:
         if kserve:
             cmd += ["--kserve-grpc", "127.0.0.1:0", "--kserve-http", "127.0.0.1:0"]
         cmd += args or []
-        self.proc = subprocess.Popen([str(c) for c in cmd], stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+        with open(self.log, "w") as log_file:
+            self.proc = subprocess.Popen([str(c) for c in cmd], stdout=log_file, stderr=subprocess.STDOUT)
         self.kserve_grpc = self.kserve_http = 0
+        try:
+            self._wait_ready(kserve)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self, kserve: bool) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             text = self.log.read_text()
@@ -165,7 +174,6 @@ class Daemon:
             if self.proc.poll() is not None:
                 break
             time.sleep(0.05)
-        self.stop()
         raise RuntimeError(f"et-serverd did not start:\n{self.log.read_text()[-3000:]}")
 
     @property
@@ -222,8 +230,13 @@ class Worker:
 
     def close(self) -> None:
         if self.proc.poll() is None:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=30)
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.errors.close()
 
     def __enter__(self) -> "Worker":
         return self

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from pathlib import Path
 from typing import Callable
@@ -170,15 +171,11 @@ def compare(old: dict, new: dict, threshold: float = 0.10) -> list[str]:
     better, worse, same = [], [], 0
     for key in sorted(set(a) & set(b)):
         va, vb, unit = a[key]["value"], b[key]["value"], b[key]["unit"]
-        if unit == "bool" or va == 0:
-            if va != vb:
-                worse.append((float("inf"), key, va, vb, unit))
-            continue
-        change = vb / va
-        if abs(change - 1) <= threshold:
+        if va == vb or (va != 0 and abs(vb / va - 1) <= threshold):
             same += 1
             continue
-        improved = change < 1 if b[key]["better"] == "lower" else change > 1
+        change = vb / va if va != 0 else math.inf  # from 0 (or a flag set): no ratio
+        improved = vb < va if b[key]["better"] == "lower" else vb > va
         (better if improved else worse).append((change, key, va, vb, unit))
     lines = [f"{old['meta']['date']} ({old['meta']['revision']}) to {new['meta']['date']} "
              f"({new['meta']['revision']}): {len(better)} better, {len(worse)} worse, {same} within "
@@ -186,9 +183,19 @@ def compare(old: dict, new: dict, threshold: float = 0.10) -> list[str]:
     for title, items in (("better", better), ("worse", worse)):
         if items:
             lines += markdown_table([title, "before", "after", "change"],
-                                    [[k, f"{va:.4g} {u}", f"{vb:.4g} {u}", f"{c:.2f}x"]
-                                     for c, k, va, vb, u in sorted(items, key=lambda i: -abs(i[0] - 1))]) + [""]
+                                    [[k, f"{va:.4g} {u}", f"{vb:.4g} {u}", _change(c)]
+                                     for c, k, va, vb, u in sorted(items, key=_size, reverse=True)]) + [""]
     return lines
+
+
+def _change(c: float) -> str:
+    return "from 0" if math.isinf(c) else f"{c:.2f}x"
+
+
+def _size(item: tuple) -> float:
+    """How far a change moved, alike for halving and doubling."""
+    c = item[0]
+    return math.inf if math.isinf(c) or c <= 0 else abs(math.log(c))
 
 
 def load(path: Path) -> dict:

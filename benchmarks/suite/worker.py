@@ -7,12 +7,15 @@ Requests:
   {"op": "latency", "who": "etclient"|"executorch", "model": PATH, "inputs": [NPY...],
    "mode": "numpy"|"shared"|"torch", "transport": "fast"|"grpc", "socket": PATH,
    "hz": N, "seconds": S, "warmup": N, "threads": N}
-    -> {"p50_us", "p99_us", "max_us", "calls", "calls_per_s"}
+    -> {"p50_us", "p99_us", "max_us", "calls", "calls_per_s", "late_ms"}
+    With "start_at" (wall-clock seconds), the timed window starts then, after the warm-up.
+  {"op": "prepare", ...the same keys}: imports, loads and warms up; measures nothing.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 
@@ -20,6 +23,7 @@ import numpy as np
 
 _methods: dict = {}
 _runtimes: dict = {}
+_threads = [0]  # ExecuTorch's thread pool size as last set (0: its default)
 
 
 def _etclient_method(request: dict):
@@ -64,17 +68,44 @@ def _prepared(request: dict):
 
 
 def _set_threads(request: dict) -> None:
-    if request["who"] == "executorch" and request.get("threads"):
-        from executorch.extension.pybindings.portable_lib import _unsafe_reset_threadpool
+    """Resizes ExecuTorch's thread pool. A loaded XNNPACK method keeps the pool it was
+    loaded with, which the resize frees, so every ExecuTorch method is loaded again."""
+    threads = int(request.get("threads") or 0)
+    if request["who"] != "executorch" or not threads or threads == _threads[0]:
+        return
+    from executorch.extension.pybindings.portable_lib import _unsafe_reset_threadpool
 
-        _unsafe_reset_threadpool(int(request["threads"]))
+    for key in [k for k in _methods if k[0] == "executorch"]:
+        del _methods[key]
+    _unsafe_reset_threadpool(threads)
+    _threads[0] = threads
+
+
+def prepare(request: dict) -> dict:
+    """Imports, loads and warms up, so that a later latency request measures at once."""
+    _set_threads(request)
+    method, inputs = _prepared(request)
+    _warm_up(method, inputs, request)
+    return {}
+
+
+def _warm_up(method, inputs, request: dict) -> None:
+    """Up to `warmup` calls (20 unless asked), at most about half a second of them."""
+    started = time.perf_counter()
+    for _ in range(int(request.get("warmup", 20))):
+        method.execute(inputs)
+        if time.perf_counter() - started > 0.5:
+            break
 
 
 def latency(request: dict) -> dict:
     _set_threads(request)
     method, inputs = _prepared(request)
-    for _ in range(int(request.get("warmup", 20))):
-        method.execute(inputs)
+    _warm_up(method, inputs, request)
+    late_ms = 0.0
+    if request.get("start_at"):  # a shared window with other clients (wall-clock time)
+        late_ms = max(0.0, (time.time() - request["start_at"]) * 1e3)
+        time.sleep(max(0.0, request["start_at"] - time.time()))
     hz, seconds = float(request.get("hz", 0)), float(request["seconds"])
     min_calls = int(request.get("min_calls", 5))
     period = 1.0 / hz if hz > 0 else 0.0
@@ -91,15 +122,16 @@ def latency(request: dict) -> dict:
                 time.sleep(delay)
     elapsed = time.perf_counter() - start
     times.sort()
-    return {"p50_us": times[len(times) // 2], "p99_us": times[min(len(times) - 1, int(len(times) * 0.99))],
-            "max_us": times[-1], "calls": len(times), "calls_per_s": len(times) / elapsed}
+    p99 = times[min(max(math.ceil(0.99 * len(times)), 1), len(times)) - 1]  # nearest rank
+    return {"p50_us": times[len(times) // 2], "p99_us": p99, "max_us": times[-1], "calls": len(times),
+            "calls_per_s": len(times) / elapsed, "late_ms": late_ms}
 
 
 def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         try:
-            reply = {"latency": latency}[request["op"]](request)
+            reply = {"latency": latency, "prepare": prepare}[request["op"]](request)
         except Exception as e:  # reported to the suite, which stops with it
             reply = {"error": f"{type(e).__name__}: {e}"}
         sys.stdout.write(json.dumps(reply) + "\n")

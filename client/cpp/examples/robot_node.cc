@@ -5,13 +5,15 @@
 // prints round-trip latency percentiles.
 //
 //   robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] [--transport fast|grpc]
-//              [--fresh-outputs]
+//              [--fresh-outputs] [--warmup N] [--start-at UNIX_SECONDS]
 //
 // --hz 0 runs free (back to back). --fresh-outputs gives each call new output slots
-// instead. Inputs are zeros of each input's declared shape (a real node would fill
-// the shared tensor from its sensor).
+// instead. --warmup N untimed calls come first (default 10). --start-at waits after the
+// warm-up until that wall-clock time, so that several nodes measure the same window. Inputs are
+// zeros of each input's declared shape (a real node would fill the shared tensor from its sensor).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -24,6 +26,8 @@ int main(int argc, char** argv) {
   std::string model, socket, transport = "fast";
   double hz = 100, seconds = 5;
   bool fresh_outputs = false;
+  int warmup = 10;
+  double start_at = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -37,13 +41,18 @@ int main(int argc, char** argv) {
       transport = next();
     else if (a == "--fresh-outputs")
       fresh_outputs = true;
+    else if (a == "--warmup")
+      warmup = std::stoi(next());
+    else if (a == "--start-at")
+      start_at = std::stod(next());
     else
       model = a;
   }
-  if (model.empty() || hz < 0 || (transport != "fast" && transport != "grpc")) {
-    std::fprintf(stderr,
-                 "usage: robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] "
-                 "[--transport fast|grpc] [--fresh-outputs]\n");
+  if (model.empty() || hz < 0 || warmup < 0 || (transport != "fast" && transport != "grpc")) {
+    std::fprintf(
+        stderr,
+        "usage: robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] "
+        "[--transport fast|grpc] [--fresh-outputs] [--warmup N] [--start-at UNIX_SECONDS]\n");
     return 2;
   }
   etclient::ClientOptions options;
@@ -85,6 +94,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<etclient::SharedTensor> outputs = std::move(buffers).value();
+  for (int i = 0; i < warmup; ++i) {
+    if (etclient::Status s = (*method)->execute(inputs, outputs); !s.ok()) {
+      std::fprintf(stderr, "robot_node: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
+  double late_ms = 0;
+  if (start_at > 0) {
+    const auto at = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::duration<double>(start_at)));
+    late_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::system_clock::now() - at).count();
+    std::this_thread::sleep_until(at);
+  }
   const auto period = std::chrono::duration<double>(hz > 0 ? 1.0 / hz : 0.0);
   std::vector<double> us;
   us.reserve(static_cast<size_t>(std::max(1.0, (hz > 0 ? hz : 200'000) * seconds)));
@@ -115,14 +139,15 @@ int main(int argc, char** argv) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   std::sort(us.begin(), us.end());
-  auto pct = [&](double p) {
-    return us[std::min(us.size() - 1, static_cast<size_t>(p * us.size()))];
+  auto pct = [&](double p) {  // nearest rank: the smallest value with p of them at or below
+    const auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(us.size())));
+    return us[std::clamp<size_t>(rank, 1, us.size()) - 1];
   };
   std::printf(
       "{\"model\": \"%s\", \"transport\": \"%s\", \"hz\": %.0f, \"calls\": %zu, "
       "\"calls_per_s\": %.0f, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, "
-      "\"max_us\": %.1f}\n",
+      "\"max_us\": %.1f, \"late_ms\": %.1f}\n",
       model.c_str(), (*method)->transport(), hz, us.size(), static_cast<double>(us.size()) / wall_s,
-      pct(0.5), pct(0.9), pct(0.99), us.back());
+      pct(0.5), pct(0.9), pct(0.99), us.back(), std::max(0.0, late_ms));
   return 0;
 }
