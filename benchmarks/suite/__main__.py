@@ -42,6 +42,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
                     "build/bench-quick with --quick); JSON and plots go into its results/")
     ap.add_argument("--compare", nargs="+", metavar="JSON", help="OLD.json: after the run, print what got "
                     "faster or slower since OLD; OLD.json NEW.json: compare two runs without running")
+    ap.add_argument("--render", type=Path, metavar="JSON", help="write RESULTS.md and the plots again from a "
+                    "results file (after the report's code changed), without running")
     ap.add_argument("--threshold", type=float, default=0.10, help="a change smaller than this is no change "
                     "(default 0.10)")
     args = ap.parse_args(argv)
@@ -107,10 +109,35 @@ def run_scenarios(args: argparse.Namespace, settings: h.Settings) -> tuple[list,
     return sections, failures
 
 
+def write_report(run: dict, out: Path, results: Path, comparison: list[str] | None) -> bool:
+    """RESULTS.md and the plots of a run; False when the plots failed (the tables are
+    written all the same)."""
+    drawn, ok = [], True
+    try:
+        from . import plots
+
+        drawn = [f"results/plots/{p}" for p in plots.draw(report.all_metrics(run), results / "plots")]
+    except Exception:
+        traceback.print_exc()
+        ok = False
+    report.write_markdown(out / "RESULTS.md", run, drawn, comparison)
+    print(f"\nwrote {out / 'RESULTS.md'}, {len(drawn)} plots ({run['meta']['minutes']:.1f} minutes of measuring)")
+    for row in report.targets_table(report.all_metrics(run)):
+        print(f"  {row[3]:>12}  {row[1]}: {row[2]}")
+    if comparison:
+        print("\n" + "\n".join(comparison))
+    return ok
+
+
 def main(argv: list[str]) -> int:
     args = parse(argv)
     if args.compare and len(args.compare) == 2:
         print("\n".join(report.compare(report.load(args.compare[0]), report.load(args.compare[1]), args.threshold)))
+        return 0
+    if args.render:
+        run = report.load(args.render)
+        out = args.out or args.render.resolve().parent.parent
+        write_report(run, out, out / "results", None)
         return 0
     settings = h.Settings.make(args.quick)
     full = not args.quick and args.scenarios == list(SCENARIOS)
@@ -136,21 +163,8 @@ def main(argv: list[str]) -> int:
     old = report.load(Path(args.compare[0])) if args.compare else (report.load(previous[-1]) if previous else None)
     if old is not None:
         comparison = report.compare(old, run, args.threshold)
-    try:
-        from . import plots
-
-        drawn = [f"results/plots/{p}" for p in plots.draw(report.all_metrics(run), results / "plots")]
-    except Exception:  # the tables and the JSON are still written
-        traceback.print_exc()
+    if not write_report(run, out, results, comparison):
         failures.append("plots")
-        drawn = []
-    report.write_markdown(out / "RESULTS.md", run, drawn, comparison)
-    print(f"\nwrote {out / 'RESULTS.md'}, {results / 'latest.json'}, {len(drawn)} plots "
-          f"({run['meta']['minutes']:.1f} minutes)")
-    for row in report.targets_table(report.all_metrics(run)):
-        print(f"  {row[3]:>12}  {row[1]}: {row[2]}")
-    if comparison:
-        print("\n" + "\n".join(comparison))
     if failures:
         print(f"\nFAILED scenarios: {', '.join(failures)} (their errors are above)", file=sys.stderr)
         return 1

@@ -5,7 +5,7 @@ The same .pte in-process in each runtime, taking turns: this project's runtime
 Python, a few microseconds of binding overhead on its side). Portable-only programs
 (our kernels against ExecuTorch's portable kernels) with one thread; XNNPACK-delegated
 programs (Debian's XNNPACK plus our kernels for the nodes it lacks, against ExecuTorch's
-bundled XNNPACK) with one thread and with every CPU. Ratio: ours over ExecuTorch's p50,
+bundled XNNPACK), also quantized and fp16, with one thread and with every CPU. Ratio: ours over ExecuTorch's p50,
 below 1 is faster."""
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from . import harness as h
 FAMILIES = ["mobilenet_v2", "mobilenet_v3", "cnn", "convnext", "unet", "mlp", "transformer_block", "vit",
             "transformer_encoder", "speech_encoder", "lstm", "gru"]
 QUICK = ["transformer_block"]
+# XNNPACK-only variants: quantized (qs8: static int8; qd8: dynamic int8 activations) and fp16.
+VARIANTS = ["cnn_qs8_xnnpack", "mobilenet_v2_qs8_xnnpack", "mlp_qd8_xnnpack", "transformer_block_qd8_xnnpack",
+            "cnn_fp16_xnnpack", "mlp_fp16_xnnpack", "transformer_block_fp16_xnnpack"]
 
 
 def measure(peer: h.Worker, model: str, threads: int, seconds: float, repeats: int) -> dict:
@@ -42,7 +45,9 @@ def run(s: h.Settings) -> h.Section:
     families = QUICK if s.quick else FAMILIES
     seconds = 0.3 if s.quick else 1.0
     cases = [(f, "portable", 1) for f in families]
-    cases += [(f"{f}_xnnpack", "XNNPACK", t) for f in families for t in ([cpus] if s.quick else sorted({1, cpus}))]
+    threads = [cpus] if s.quick else sorted({1, cpus})
+    cases += [(f"{f}_xnnpack", "XNNPACK", t) for f in families for t in threads]
+    cases += [] if s.quick else [(v, "XNNPACK " + v.split("_")[-2], t) for v in VARIANTS for t in threads]
     rows = []
     with h.Worker(h.PEER_PY) as peer:
         for model, kind, threads in cases:
