@@ -77,6 +77,21 @@ def daemon_socket(transport):
         yield str(sock)
 
 
+def daemons_on(sock: Path) -> list[int]:
+    """Pids of et-serverd processes serving `sock` (from their command lines)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"et-serverd") and str(sock).encode() in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
 def built_tool(name: str, folder: str = "tools") -> Path:
     """A tool from the CMake build; a missing build is a failure, not a skip."""
     path = BUILD / folder / name

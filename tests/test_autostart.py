@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS, built_tool
+from conftest import MODELS, built_tool, daemons_on
 
 # A client process: connects (starting the daemon if needed), runs add once, prints OK.
 CLIENT = textwrap.dedent("""
@@ -25,21 +25,6 @@ CLIENT = textwrap.dedent("""
     assert memoryview(out).tolist() == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]], memoryview(out).tolist()
     print("OK")
 """)
-
-
-def daemons_on(sock: Path) -> list[int]:
-    """Pids of et-serverd processes serving `sock` (from their command lines)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"et-serverd") and str(sock).encode() in argv:
-            pids.append(int(entry.name))
-    return pids
 
 
 def wait_until(condition, timeout: float) -> bool:

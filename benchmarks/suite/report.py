@@ -113,7 +113,8 @@ TARGETS = [
     Target("issue 26", "LLM decode through the daemon at least as fast as ExecuTorch (tokens/s, fast path)",
            _llm_vs_peer),
     Target("issue 26", "An extra LLM session costs its KV cache, not the weights", lambda m: None),
-    Target("issue 21", "Soak: 64 clients for 10 minutes, zero errors, RSS and descriptors flat", lambda m: None),
+    Target("issue 21", "Soak: 64 clients for 10 minutes, zero errors, RSS and descriptors flat (its own command, "
+           "`benchmarks/soak`: [results/soak.md](results/soak.md))", lambda m: None),
 ]
 
 

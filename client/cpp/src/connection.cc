@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -34,11 +35,13 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
       options.spin.count() >= 0 ? options.spin : spin_from_env(std::chrono::microseconds(50));
   const bool spawn = spawn_enabled(options.spawn);
   const SpawnRequest request{socket, options.serverd_path, options.idle_exit};
+  impl->spawn_ = spawn;
+  impl->spawn_request_ = request;
   if (spawn && !daemon_listens(socket)) {
     if (Status started = ensure_daemon(request); !started.ok()) return started;
   }
   impl->make_channel();
-  auto session = impl->open_session(1, /*wait=*/false);
+  auto session = impl->open_session(1, std::chrono::milliseconds(0));
   if (!session.ok() && session.status().code() == StatusCode::kUnavailable && spawn) {
     // A daemon that is exiting (--idle-exit) refuses sessions until its socket is gone:
     // start the next one, and retry until it answers.
@@ -47,7 +50,7 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
            std::chrono::steady_clock::now() < deadline) {
       if (Status started = ensure_daemon(request); !started.ok()) return started;
       impl->make_channel();  // a fresh channel connects at once, without gRPC's backoff
-      session = impl->open_session(1, /*wait=*/false);
+      session = impl->open_session(1, std::chrono::milliseconds(0));
       if (!session.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
@@ -58,9 +61,10 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
     impl->daemon_protocol_ = etserver::kProtocolVersion;
     SpawnRequest own = request;
     own.socket = impl->socket_;
+    impl->spawn_request_ = own;
     if (Status started = ensure_daemon(own); !started.ok()) return started;
     impl->make_channel();
-    session = impl->open_session(1, /*wait=*/false);
+    session = impl->open_session(1, std::chrono::milliseconds(0));
   }
   if (!session.ok()) return session.status();
   impl->arena_ = std::make_shared<Arena>((*session)->fd_socket, (*session)->token);
@@ -80,12 +84,13 @@ void ClientImpl::make_channel() {
   stub_ = pb::EtServer::NewStub(channel_);
 }
 
-Result<std::shared_ptr<Session>> ClientImpl::open_session(uint64_t generation, bool wait) {
-  // After a restart, try until the reconnect timeout: the daemon may still be starting.
-  const auto deadline = std::chrono::steady_clock::now() + reconnect_timeout_;
+Result<std::shared_ptr<Session>> ClientImpl::open_session(uint64_t generation,
+                                                          std::chrono::milliseconds wait) {
+  // After a restart, keep trying for `wait`: the daemon may still be starting.
+  const auto deadline = std::chrono::steady_clock::now() + wait;
   while (true) {
     auto session = try_open_session(generation);
-    if (session.ok() || !wait || std::chrono::steady_clock::now() >= deadline) return session;
+    if (session.ok() || std::chrono::steady_clock::now() >= deadline) return session;
     // Waiting on the channel's state (not sleeping) drives its connection attempt: a
     // sync client polls nothing else between calls.
     const grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
@@ -146,7 +151,20 @@ std::shared_ptr<const Session> ClientImpl::session() const {
 Status ClientImpl::reconnect(uint64_t generation) {
   std::lock_guard<std::mutex> lock(mu_);  // one reconnect at a time; others wait for it
   if (session_->generation != generation) return Status();
-  auto session = open_session(generation + 1, /*wait=*/true);
+  // A supervisor (systemd's RestartSec is 100 ms) gets a moment to bring its daemon back
+  // first; a client that may start the daemon then starts one when none listens (it died,
+  // and nobody restarts it), as connect does: processes doing so at once share one.
+  const auto grace = spawn_ ? std::min(reconnect_timeout_, kSupervisorGrace) : reconnect_timeout_;
+  auto session = open_session(generation + 1, grace);
+  if (!session.ok() && spawn_ && session.status().code() == StatusCode::kUnavailable &&
+      !daemon_listens(socket_)) {
+    // The channel stays (other threads may be calling on its stub); it finds the new
+    // daemon within its reconnect backoff (at most 1 s).
+    if (Status started = ensure_daemon(spawn_request_); !started.ok()) return started;
+    // At least long enough for the channel's backoff to reach the new daemon.
+    session = open_session(generation + 1,
+                           std::max(reconnect_timeout_ - grace, std::chrono::milliseconds(2000)));
+  }
   if (!session.ok()) return session.status();
   if (Status s = arena_->rebind((*session)->fd_socket, (*session)->token); !s.ok()) return s;
   session_ = std::move(session).value();

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "arena.h"
+#include "autostart.h"
 #include "et_serverd.grpc.pb.h"
 #include "etclient/client.h"
 #include "proto/protocol_version.h"
@@ -35,6 +36,10 @@ struct Session {
   uint32_t fast_path_version = 0;  // 0: the daemon has no fast path (an older version)
   ~Session();                      // ends the stream: the daemon releases what the session held
 };
+
+// How long a reconnecting client that may start the daemon waits for a supervisor to
+// restart it before starting one itself.
+inline constexpr std::chrono::milliseconds kSupervisorGrace{1500};
 
 class ClientImpl {
  public:
@@ -55,19 +60,23 @@ class ClientImpl {
   std::shared_ptr<const Session> session() const;
 
   // Replaces the session of `generation` with a new one (waiting up to the reconnect
-  // timeout for a daemon to answer); a no-op if another thread already replaced it.
+  // timeout for a daemon to answer; a client that may start the daemon starts one when
+  // none listens, as connect does); a no-op if another thread already replaced it.
   Status reconnect(uint64_t generation);
 
  private:
   ClientImpl() = default;
   // (Re)creates the gRPC channel and stub to socket_.
   void make_channel();
-  // Opens a session; with `wait`, keeps trying for the reconnect timeout.
-  Result<std::shared_ptr<Session>> open_session(uint64_t generation, bool wait);
+  // Opens a session, trying for up to `wait` while the daemon does not answer.
+  Result<std::shared_ptr<Session>> open_session(uint64_t generation,
+                                                std::chrono::milliseconds wait);
   Result<std::shared_ptr<Session>> try_open_session(uint64_t generation);
 
   std::string socket_, client_name_;
   std::chrono::milliseconds reconnect_timeout_{0};
+  bool spawn_ = false;  // this client may start the daemon (spawn_request_)
+  SpawnRequest spawn_request_;
   // The protocol version of the daemon last answering at socket_ when it differed
   // from this client's (etserver::kProtocolVersion when they agree).
   uint32_t daemon_protocol_ = etserver::kProtocolVersion;

@@ -1,0 +1,125 @@
+"""Faults under load: the daemon killed with SIGKILL while clients call. Either the
+operator starts it again on the same socket (clients that never start a daemon
+themselves), or the clients start one as they do by default. Every client must get
+clear errors only (naming the restart or the daemon's absence), keep running, and be
+served by the new daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import MODELS, built_tool, daemons_on
+
+CLIENT = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    import etclient
+    sock, until, transport, fresh = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+    a, b = np.ones((2, 3), "float32"), np.full((2, 3), 2, "float32")
+    ok, errors = [], []
+    runtime = method = None
+    while time.time() < until:
+        try:
+            if method is None or fresh:  # a fresh client opens a session every few calls
+                runtime = etclient.Runtime(sock, transport=transport, reconnect_timeout=20)
+                method = runtime.load_program(sys.argv[5]).load_method()
+            for _ in range(5):
+                out = method.execute([a, b])[0]
+                assert float(np.asarray(out)[0, 0]) == 3.0
+                ok.append(time.time())
+        except Exception as e:
+            errors.append([time.time(), f"{type(e).__name__}: {e}"])
+            time.sleep(0.05)
+    print(json.dumps({"ok": ok, "errors": errors}))
+""")
+
+# What a client may be told while the daemon is gone or just restarted.
+CLEAR = re.compile(r"restarted|no et-serverd answers|not answering|unavailable|connection|session|"
+                   r"stopped|lost", re.IGNORECASE)
+
+
+def start_daemon(sock: Path, log) -> subprocess.Popen:
+    proc = subprocess.Popen([str(built_tool("et-serverd", "server")), "--socket", str(sock), "--log-level", "info"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(600):
+        if re.search(r"\bready \(\d+ models served", Path(log.name).read_text().split("SIGKILLED")[-1]):
+            return proc
+        assert proc.poll() is None, Path(log.name).read_text()
+        time.sleep(0.05)
+    raise AssertionError("et-serverd did not start")
+
+
+@pytest.mark.parametrize("restart", ["operator", "clients"])
+def test_daemon_killed_under_load_every_client_recovers(restart):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ETSERVER_")}
+    # Clients that open a new session every few calls, and clients that keep one. With
+    # no operator, only clients that keep theirs: the daemon must come back through
+    # their reconnect, not through a new session's start.
+    fresh_kinds = ("0", "1") if restart == "operator" else ("0", "0")
+    if restart == "operator":
+        env["ETSERVER_SPAWN"] = "0"  # only the operator's restart can serve them
+    else:
+        env.update(ETSERVER_BIN=str(built_tool("et-serverd", "server")), ETSERVER_IDLE_EXIT="3")
+    with tempfile.TemporaryDirectory(prefix="et-faults-") as tmp:
+        sock = Path(tmp) / "s.sock"
+        log = open(Path(tmp) / "daemon.log", "w+")
+        first = start_daemon(sock, log)
+        start = time.time()
+        until = start + 9.0
+        clients = [subprocess.Popen([sys.executable, "-c", CLIENT, str(sock), str(until), transport, fresh,
+                                     str(MODELS / "add.pte")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, env=env)
+                   for transport in ("fast", "grpc") for fresh in fresh_kinds for _ in range(2)]
+        second = None
+        try:
+            time.sleep(3.0)
+            first.send_signal(signal.SIGKILL)
+            first.wait()
+            killed_at = time.time()
+            log.write("\nSIGKILLED\n")
+            log.flush()
+            time.sleep(0.5)
+            if restart == "operator":
+                second = start_daemon(sock, log)
+            restarted_at = time.time()
+            results = []
+            for c in clients:
+                out, err = c.communicate(timeout=120)
+                assert c.returncode == 0, f"a client died: {err[-2000:]}"
+                results.append(json.loads(out.strip().splitlines()[-1]))
+        finally:
+            for c in clients:
+                if c.poll() is None:
+                    c.kill()
+            if second is not None:
+                second.send_signal(signal.SIGTERM)
+                assert second.wait(timeout=60) == 0
+            for pid in daemons_on(sock):  # the one the clients started
+                os.kill(pid, signal.SIGTERM)
+    if restart == "clients":
+        for _ in range(200):  # SIGTERM: it finishes what runs and exits
+            if not daemons_on(sock):
+                break
+            time.sleep(0.05)
+        assert not daemons_on(sock), "the daemon the clients started did not stop"
+    summary = [(len([t for t in r["ok"] if t > restarted_at]), [round(t - killed_at, 2) for t, _ in r["errors"]][:4])
+               for r in results]
+    for i, r in enumerate(results):
+        before = [t for t in r["ok"] if t < killed_at]
+        after = [t for t in r["ok"] if t > restarted_at]
+        assert before, f"client {i} made no call before the kill"
+        assert len(after) >= 10, f"client {i} was not served by the restarted daemon: {r['errors'][-3:]} {len(r['ok'])} ok, last at {max(r['ok']) - killed_at:.2f} s after the kill; all clients (calls after, error times): {summary}"
+        unclear = [e for _, e in r["errors"] if not CLEAR.search(e)]
+        assert not unclear, f"client {i} got errors that do not say what happened: {unclear[:3]}"
+        late = [e for t, e in r["errors"] if t > restarted_at + 5]
+        assert not late, f"client {i} still failed 5 s after the restart: {late[:3]}"
