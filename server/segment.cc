@@ -44,7 +44,10 @@ Result<std::shared_ptr<Segment>> Segment::adopt(int fd, size_t max_bytes) {
   if (size == 0) return invalid_argument("segment: the memfd is empty (ftruncate it first)");
   if (size > max_bytes) {
     return resource_exhausted(fmt::format(
-        "segment: {} bytes is over this session's segment limit ({} bytes left)", size, max_bytes));
+        "segment: {} bytes is over this session's segment limit ({} bytes left); drop shared "
+        "tensors this session no longer needs, or start et-serverd with a larger "
+        "--max-segment-bytes",
+        size, max_bytes));
   }
   void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {

@@ -123,3 +123,56 @@ def test_daemon_killed_under_load_every_client_recovers(restart):
         assert not unclear, f"client {i} got errors that do not say what happened: {unclear[:3]}"
         late = [e for t, e in r["errors"] if t > restarted_at + 5]
         assert not late, f"client {i} still failed 5 s after the restart: {late[:3]}"
+
+
+HOG = textwrap.dedent("""
+    import gc, json, sys
+    import numpy as np
+    import etclient
+    runtime = etclient.Runtime(sys.argv[1], transport="fast")
+    held, refused = [], None
+    for _ in range(10):  # 64 MiB each, against a 200 MB limit
+        try:
+            held.append(runtime.empty([16, 1024, 1024], "float32"))
+        except etclient.ResourceExhausted as e:
+            refused = str(e)
+            break
+    del held  # letting go gives the session its memory back
+    gc.collect()
+    method = runtime.load_program(sys.argv[2]).load_method()
+    a = np.ones((2, 3), "float32")
+    still_runs = float(np.asarray(method.execute([a, a])[0])[0, 0]) == 2.0
+    again = runtime.empty([16, 1024, 1024], "float32") is not None
+    print(json.dumps({"refused": refused, "still_runs": still_runs, "again": again}))
+""")
+
+
+def test_a_session_at_its_segment_limit_harms_no_one_else():
+    with tempfile.TemporaryDirectory(prefix="et-faults-") as tmp:
+        sock = Path(tmp) / "s.sock"
+        log = open(Path(tmp) / "daemon.log", "w+")
+        daemon = subprocess.Popen([str(built_tool("et-serverd", "server")), "--socket", str(sock),
+                                   "--max-segment-bytes", "200000000"], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(600):
+                if sock.exists():
+                    break
+                time.sleep(0.05)
+            env = dict(os.environ, ETSERVER_SPAWN="0")
+            until = time.time() + 4.0
+            others = [subprocess.Popen([sys.executable, "-c", CLIENT, str(sock), str(until), transport, "0",
+                                        str(MODELS / "add.pte")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True, env=env) for transport in ("fast", "grpc")]
+            time.sleep(1.0)
+            hog = subprocess.run([sys.executable, "-c", HOG, str(sock), str(MODELS / "add.pte")], capture_output=True,
+                                 text=True, env=env, timeout=60)
+            assert hog.returncode == 0, hog.stderr[-2000:]
+            r = json.loads(hog.stdout.strip().splitlines()[-1])
+            results = [json.loads(o.communicate(timeout=60)[0].strip().splitlines()[-1]) for o in others]
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            assert daemon.wait(timeout=60) == 0
+    assert r["refused"] and "segment limit" in r["refused"] and "--max-segment-bytes" in r["refused"], r
+    assert r["still_runs"] and r["again"], r  # the session goes on, and gets memory back when it lets go
+    for other in results:
+        assert not other["errors"] and len(other["ok"]) > 100, other["errors"][:3]
