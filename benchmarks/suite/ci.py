@@ -10,7 +10,6 @@ the sum of every process's peak RSS, the daemon's included."""
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -83,18 +82,7 @@ def launch(python, code: str, n: int, sock: str, runs: int, env: dict) -> tuple[
     procs = [subprocess.Popen([str(python), "-c", code, sock, str(MODEL), str(INPUT), str(runs)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for _ in range(n)]
-    outs = []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=1800)
-            if p.returncode != 0:
-                raise RuntimeError(f"a test process failed:\n{err[-3000:]}")
-            outs.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+    outs = h.json_outputs(procs, "a test process", timeout=1800)
     return time.perf_counter() - start, outs
 
 

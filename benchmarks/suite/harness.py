@@ -45,13 +45,12 @@ class Settings:
 @dataclasses.dataclass
 class Section:
     """What a scenario reports: its tables (for RESULTS.md), its metrics (flat keys for
-    the targets table and --compare; `better` is "lower" or "higher") and plots."""
+    the targets table, the plots and --compare; `better` is "lower" or "higher")."""
     name: str
     title: str
     text: str = ""
     tables: list = dataclasses.field(default_factory=list)  # [{"caption", "columns", "rows"}]
     metrics: dict = dataclasses.field(default_factory=dict)  # key -> {"value", "unit", "better"}
-    plots: list = dataclasses.field(default_factory=list)  # file names beside RESULTS.md's plots/
     seconds: float = 0.0
 
     def table(self, caption: str, columns: list[str], rows: list[list]) -> None:
@@ -93,6 +92,24 @@ def interleaved(repeats: int, contenders: dict[str, Callable[[], dict]], pause: 
             time.sleep(pause)
             runs[name].append(measure())
     return {name: combine(r) for name, r in runs.items()}
+
+
+def json_outputs(procs: list, what: str, timeout: float) -> list[dict]:
+    """The last stdout line, as JSON, of each process started with stdout and stderr
+    piped; the first that fails raises with its stderr. None is left running."""
+    outs = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=timeout)
+            if p.returncode != 0:
+                raise RuntimeError(f"{what} failed ({p.returncode}):\n{err[-3000:]}")
+            outs.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return outs
 
 
 def cpu_seconds(pid: int) -> float:

@@ -9,6 +9,7 @@ overhead is each p50 over the model's own compute."""
 
 from __future__ import annotations
 
+import subprocess
 import textwrap
 
 from . import harness as h
@@ -45,8 +46,6 @@ def export() -> None:
     if MODEL.exists() and FRAME.exists():
         return
     FRAME.parent.mkdir(parents=True, exist_ok=True)
-    import subprocess
-
     subprocess.run([str(h.PEER_PY), "-c", EXPORT, str(MODEL), str(FRAME)], check=True)
 
 

@@ -12,6 +12,7 @@ up before it is timed; p99 is the nearest rank (with fewer than 100 calls, the m
 
 from __future__ import annotations
 
+import subprocess
 import textwrap
 import time
 from pathlib import Path
@@ -116,8 +117,6 @@ IDLE_PROBE = textwrap.dedent("""
 def idle_cpu(daemon: h.Daemon, sessions: int, seconds: float) -> dict:
     """CPU used by the daemon and by the client while `sessions` sessions (one method and
     fast-path channel each) sit idle."""
-    import subprocess
-
     client = subprocess.Popen([str(h.CLIENT_PY), "-c", IDLE_PROBE, str(daemon.socket), str(h.MODELS / "add.pte"),
                                str(sessions)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

@@ -7,6 +7,7 @@ it is for every process after the first."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import subprocess
 import textwrap
@@ -55,8 +56,6 @@ def fresh_process(python, who: str, sock) -> dict:
     wall_ms = (time.perf_counter() - started) * 1e3
     if done.returncode != 0:
         raise RuntimeError(f"{who} probe failed:\n{done.stderr[-3000:]}")
-    import json
-
     r = json.loads(done.stdout.strip().splitlines()[-1])
     r["process_ms"] = wall_ms
     return r

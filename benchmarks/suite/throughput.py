@@ -9,7 +9,6 @@ with its default threading (the daemon's XNNPACK pool; ExecuTorch's per process)
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 
@@ -25,22 +24,7 @@ def cpp_clients(daemon: h.Daemon, model: str, n: int, seconds: float) -> dict:
                                "--transport", "fast", "--hz", "0", "--seconds", str(seconds),
                                "--start-at", f"{start_at:.3f}"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(n)]
-    results, errors = [], []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=600)
-            if p.returncode != 0:
-                errors.append(err[-2000:])
-            else:
-                results.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    if errors:
-        raise RuntimeError(f"robot_node failed: {errors[0]}")
-    return totals(results, seconds)
+    return totals(h.json_outputs(procs, "robot_node", timeout=600), seconds)
 
 
 def worker_clients(workers: list, request: dict) -> dict:
