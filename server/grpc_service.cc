@@ -81,6 +81,7 @@ grpc::Status GrpcService::OpenSession(
   welcome.set_server_version(core_.version());
   if (core_.offers_fast_path()) welcome.set_fast_path_version(etserver::kFastPathVersion);
   welcome.set_protocol_version(etserver::kProtocolVersion);
+  welcome.set_daemon_instance(core_.instance());
   grpc::Status ended = grpc::Status::OK;
   if (stream->Write(welcome)) {
     // The session lives while the client holds the stream; Read() returns false when

@@ -150,6 +150,7 @@ int run(const et::server::Options& o, int ready_fd) {
       static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
   builder.RegisterService(&service);
+  apply_connection_limits(o.connections, builder);
   // Each open session holds a sync-server thread for its stream; calls need their own.
   // Past this, gRPC answers RESOURCE_EXHAUSTED instead of growing without bound.
   grpc::ResourceQuota quota("et-serverd");
@@ -186,6 +187,7 @@ int run(const et::server::Options& o, int ready_fd) {
   if (!o.kserve.grpc_address.empty() || !o.kserve.http_address.empty() || activated->kserve >= 0) {
     kserve::KServeOptions ko = o.kserve;
     ko.max_message_bytes = o.max_message_bytes;
+    ko.connections = o.connections;
     ko.activated_grpc_fd = activated->kserve;
     auto started = kserve::KServeServer::start(core, programs.get(), ko);
     if (!started.ok()) {

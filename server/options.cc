@@ -94,6 +94,13 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            bytes of programs one session may hold (default 8 GiB)
   --max-methods N          methods one session may hold (default 256)
   --max-calls N            calls one session may have running or waiting (default 32)
+  --keepalive-ms N         ping a gRPC connection (ours and KServe's) idle this long
+                           (default 15000)
+  --keepalive-timeout-ms N  close a connection whose ping goes unanswered this long, ending
+                           its sessions: a stopped or cut-off client loses its session
+                           after keepalive + timeout (default 20000; at least 6000)
+  --max-streams-per-connection N
+                           gRPC calls open at once on one connection (default 128)
   --no-fast-path           serve every call over gRPC only (as daemons before the fast
                            path did; clients then use gRPC)
   --max-fast-channels N    fast-path channels open at once, each served by a thread
@@ -220,6 +227,21 @@ Result<Options> parse_options(int argc, char** argv) {
         o.limits.max_methods_per_session = n;
       } else if (flag == "--max-calls") {
         o.limits.max_calls_per_session = n;
+      } else if (flag == "--keepalive-ms") {
+        o.connections.keepalive = std::chrono::milliseconds(std::clamp<uint64_t>(n, 1, INT32_MAX));
+      } else if (flag == "--keepalive-timeout-ms") {
+        // Clients' gRPC answers pings on an idle connection only when it polls it, every
+        // 5 s: a shorter timeout would end healthy idle sessions.
+        if (n < 6000) {
+          return invalid_argument(fmt::format(
+              "--keepalive-timeout-ms {}: give at least 6000 (idle clients answer pings within "
+              "5 s; less would end their sessions)",
+              n));
+        }
+        o.connections.keepalive_timeout =
+            std::chrono::milliseconds(std::clamp<uint64_t>(n, 1, INT32_MAX));
+      } else if (flag == "--max-streams-per-connection") {
+        o.connections.max_streams = static_cast<int>(std::clamp<uint64_t>(n, 1, INT32_MAX));
       } else if (flag == "--max-fast-channels") {
         o.limits.max_fast_channels = n;
       } else if (flag == "--max-fast-channels-per-session") {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/status.h"
+#include "server/connection_limits.h"
 #include "server/kserve/server.h"
 #include "server/repository/program_repository.h"
 #include "server/service_core.h"
@@ -27,6 +28,7 @@ struct Options {
   // daemon listens (exit 0) or has failed to start (exit 1, the reason in its log).
   bool detach = false;
   ServiceLimits limits;
+  ConnectionLimits connections;  // --keepalive-ms, --keepalive-timeout-ms, --max-streams-...
   kserve::KServeOptions kserve;  // --kserve-*: off while grpc_address is empty
   bool check = false;            // --check [ADDRESS]: ask a running daemon's health, exit
   std::string check_address;     // empty: the --socket path

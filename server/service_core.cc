@@ -115,7 +115,7 @@ class ServiceCore::CallCount {
 };
 
 ServiceCore::ServiceCore(ServiceLimits limits, std::string fd_socket_path)
-    : limits_(limits), fd_socket_path_(std::move(fd_socket_path)) {
+    : limits_(limits), fd_socket_path_(std::move(fd_socket_path)), instance_(random_token()) {
   if (limits_.max_concurrent_runs == 0)
     limits_.max_concurrent_runs = ThreadPool::global().threads();
   registry_.set_keep_warm(limits_.keep_programs, limits_.keep_programs_bytes);

@@ -69,6 +69,8 @@ class ServiceCore {
   // Whether sessions are offered the fast path (docs/fast_path.md).
   bool offers_fast_path() const { return limits_.fast_path && !fd_socket_path_.empty(); }
   static const char* version();
+  // Random, new at each start of the daemon (SessionServerMessage.daemon_instance).
+  const std::string& instance() const { return instance_; }
 
   // Sessions. open_session fails with ResourceExhausted at max_sessions.
   Result<std::shared_ptr<Session>> open_session(const std::string& client_name);
@@ -207,6 +209,7 @@ class ServiceCore {
   std::atomic<bool> shutting_down_{false};
   std::atomic<bool> ready_{false};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  const std::string instance_;
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;     // GUARDED_BY(mu_), by token

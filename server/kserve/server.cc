@@ -34,6 +34,7 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
     builder.SetMaxReceiveMessageSize(max_message);
     builder.SetMaxSendMessageSize(max_message);
     builder.RegisterService(k->grpc_service_.get());
+    apply_connection_limits(o.connections, builder);
     // Each open ModelStreamInfer holds a thread; calls need their own. Past this, gRPC
     // answers RESOURCE_EXHAUSTED instead of growing without bound.
     grpc::ResourceQuota quota("et-serverd-kserve");

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "server/connection_limits.h"
 #include "server/kserve/cuda_shm.h"
 #include "server/kserve/grpc_service.h"
 #include "server/kserve/http_service.h"
@@ -30,6 +31,7 @@ struct KServeOptions {
   // every remote client would look like the proxy's user.
   bool tcp_shared_memory = true;
   size_t max_message_bytes = size_t{256} << 20;
+  ConnectionLimits connections;  // the daemon's --keepalive-ms and the like
   ShmLimits shm;
   // A listening socket systemd passed for the gRPC service (socket activation), used
   // instead of binding grpc_address (-1: none). Owned by the server once started.

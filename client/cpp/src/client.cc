@@ -457,11 +457,17 @@ Status Method::current_session(std::shared_ptr<const Session>& session) {
   generation_ = session->generation;
   held_inputs_.clear();
   open_fast_path(*session);
+  const std::string what =
+      session->same_daemon
+          ? "et-serverd ended this process's session (it heard nothing from this process for "
+            "longer than its keepalive deadline, e.g. while the process was stopped or "
+            "suspended; et-serverd --keepalive-timeout-ms sets it): method '" +
+                meta_.name + "' was re-created in a new session"
+          : "et-serverd restarted: method '" + meta_.name + "' was re-created in the new daemon";
   return Status(StatusCode::kAborted,
-                "et-serverd restarted: method '" + meta_.name +
-                    "' was re-created in the new daemon and its state (mutable buffers, inputs "
-                    "set earlier) was lost; call again (set the inputs again first if you use "
-                    "set_inputs)");
+                what +
+                    " and its state (mutable buffers, inputs set earlier) was lost; call again "
+                    "(set the inputs again first if you use set_inputs)");
 }
 
 template <typename Rpc>

@@ -131,6 +131,7 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
                       "own et-serverd), or give this client a socket of its own");
   }
   session->token = welcome.session();
+  session->daemon_instance = welcome.daemon_instance();
   session->fd_socket = welcome.fd_socket();
   // The daemon names its descriptor socket as it sees it; beside the socket this client
   // reached, the same file may have another path (a daemon in a container, its socket
@@ -167,6 +168,8 @@ Status ClientImpl::reconnect(uint64_t generation) {
   }
   if (!session.ok()) return session.status();
   if (Status s = arena_->rebind((*session)->fd_socket, (*session)->token); !s.ok()) return s;
+  (*session)->same_daemon = !session_->daemon_instance.empty() &&
+                            (*session)->daemon_instance == session_->daemon_instance;
   session_ = std::move(session).value();
   return Status();
 }

@@ -34,7 +34,11 @@ struct Session {
   std::string token, fd_socket;
   uint64_t generation = 0;
   uint32_t fast_path_version = 0;  // 0: the daemon has no fast path (an older version)
-  ~Session();                      // ends the stream: the daemon releases what the session held
+  std::string daemon_instance;     // empty from daemons older than the field
+  // Opened by reconnect() with the daemon that ended the previous session (not a new
+  // daemon): it ended it, e.g. hearing nothing from this process past its keepalive.
+  bool same_daemon = false;
+  ~Session();  // ends the stream: the daemon releases what the session held
 };
 
 // How long a reconnecting client that may start the daemon waits for a supervisor to
