@@ -1,12 +1,18 @@
 // Who may stand behind a Unix socket: the checks daemon and clients both make so that
 // another local user can neither squat the daemon's socket path nor pose as the
-// daemon (nor as a client on the descriptor socket). "Trusted" means this process's
-// user or root.
+// daemon (nor as a client on the descriptor socket). A client trusts its own user and
+// root, and the users named in $ETSERVER_DAEMON_USER (a daemon shared by a group runs
+// as a user of its own). A daemon serves its own user and root, and with --socket-group
+// the members of that group.
 //
 // Thread-safety: free functions over the file system and sockets; any thread.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace etserver {
 
@@ -27,8 +33,23 @@ std::string unsafe_socket_directory(const std::string& socket_path);
 // Empty when fine, else why not.
 std::string untrusted_socket(const std::string& socket_path);
 
-// For either side of a connected Unix socket: the peer (SO_PEERCRED) must run as a
-// trusted user. Empty when it does, else who it is.
+// For a client, of the daemon at the other end of a connected Unix socket: the peer
+// (SO_PEERCRED) must run as a trusted user. Empty when it does, else who it is.
 std::string untrusted_peer(int connected_fd);
+
+// Who is at the other end of a connected Unix socket (SO_PEERCRED, SO_PEERGROUPS):
+// nullopt when the kernel does not say.
+struct PeerCredentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+  std::vector<gid_t> groups;  // supplementary groups (the primary one is `gid`)
+};
+std::optional<PeerCredentials> peer_credentials(int connected_fd);
+
+// For the daemon: whether it serves `peer`: its own user, root, or (with `group` >= 0,
+// --socket-group) a member of that group. Empty when it does, else who the peer is and
+// what the operator can do.
+std::string refused_client(const PeerCredentials& peer, int64_t group);
 
 }  // namespace etserver

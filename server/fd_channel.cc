@@ -161,6 +161,11 @@ bool FdChannel::handle(int conn) {
         fmt::format("descriptor socket: {} descriptors attached, send exactly one", fds.size())));
   }
   const std::string token(req.session, sizeof(req.session));
+  // Only a process of the session's own user may name it (a token seen by another user
+  // the daemon serves is of no use to them).
+  auto cred = etserver::peer_credentials(conn);
+  const SessionOwner caller = cred ? SessionOwner{true, cred->uid, cred->pid} : SessionOwner{};
+  if (Status s = core_.check_caller(token, caller); !s.ok()) return refuse(s);
   if (req.kind == kFdLoadProgram) return start_program_load(conn, token, fds[0]);
   if (req.kind == etserver::kFdOpenFastPath) return open_fast_channel(conn, token, fds[0]);
   // Takes the descriptor whatever happens.
@@ -217,8 +222,12 @@ void FdChannel::serve() {
     if (fds[1].revents & POLLIN) {
       const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (conn >= 0) {
-        // The socket is 0600, so only this user (or root) can connect; checked anyway.
-        if (std::string why = etserver::untrusted_peer(conn); !why.empty()) {
+        // The socket is 0600 (0660 with --socket-group), so only those the daemon serves
+        // can connect; checked anyway.
+        auto cred = etserver::peer_credentials(conn);
+        if (std::string why = cred ? etserver::refused_client(*cred, core_.limits().socket_group)
+                                   : "the kernel does not say who it is";
+            !why.empty()) {
           spdlog::warn("descriptor socket: refused a connection: {}", why);
           close(conn);
           continue;

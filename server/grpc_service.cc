@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "proto/protocol_version.h"
+#include "proto/socket_trust.h"
 #include "runtime/exceptions.h"
 #include "runtime/printable.h"
 #include "server/metrics/call_scope.h"
@@ -56,6 +57,26 @@ grpc::Status to_grpc(const Status& status) {
   return grpc::Status(code, status.message());
 }
 
+Result<SessionOwner> GrpcService::caller(const grpc::ServerContext& ctx) const {
+  if (local_ == nullptr) return SessionOwner{};
+  const std::string name = ctx.peer();
+  if (name.rfind("fd:", 0) != 0) return SessionOwner{};  // TCP (--listen)
+  auto peer = local_->identify(name);
+  if (!peer.ok() || !peer->local) {
+    return unavailable("the connection closed, or the daemon cannot tell whose it is");
+  }
+  etserver::PeerCredentials cred{peer->uid, peer->gid, peer->pid, peer->groups};
+  if (std::string why = etserver::refused_client(cred, core_.limits().socket_group); !why.empty()) {
+    return permission_denied(why);
+  }
+  return SessionOwner{true, peer->uid, peer->pid};
+}
+
+Status GrpcService::check_caller(const grpc::ServerContext& ctx, const std::string& token) const {
+  ET_ASSIGN_OR_RETURN(SessionOwner who, caller(ctx));
+  return core_.check_caller(token, who);
+}
+
 void GrpcService::cancel_sessions() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [number, ctx] : open_streams_) ctx->TryCancel();
@@ -67,7 +88,12 @@ grpc::Status GrpcService::OpenSession(
   pb::SessionClientMessage hello;
   std::string client_name;
   // The client's first message is optional metadata; the session opens at once.
-  auto opened = core_.open_session(ctx->peer());
+  auto who = caller(*ctx);
+  if (!who.ok()) {
+    spdlog::warn("refused a session: {}", who.status().message());
+    return to_grpc(who.status());
+  }
+  auto opened = core_.open_session(ctx->peer(), *who);
   if (!opened.ok()) return to_grpc(opened.status());
   std::shared_ptr<Session> session = *opened;
   {
@@ -134,22 +160,23 @@ bool GrpcService::wait_for_calls(std::chrono::milliseconds grace) {
 #define ET_UNARY(Name, Call)                                                                 \
   grpc::Status GrpcService::Name(grpc::ServerContext* ctx, const pb::Name##Request* req,     \
                                  pb::Name##Response* resp) {                                 \
-    (void)ctx;                                                                               \
     CallCount counted(*this);                                                                \
     metrics::CallScope scope(nullptr, metrics::Transport::kGrpc); /* log ids, not counted */ \
+    if (Status s = check_caller(*ctx, req->session()); !s.ok()) return to_grpc(s);           \
     return to_grpc(catch_exceptions("", [&]() -> Status { return Call; }));                  \
   }
 
 // A call of a method: also counted on the metrics page (metrics::CallScope).
-#define ET_METHOD_CALL(Name, Call)                                                         \
-  grpc::Status GrpcService::Name(grpc::ServerContext* ctx, const pb::Name##Request* req,   \
-                                 pb::Name##Response* resp) {                               \
-    (void)ctx;                                                                             \
-    CallCount counted(*this);                                                              \
-    metrics::CallScope scope(&core_.metrics(), metrics::Transport::kGrpc);                 \
-    grpc::Status answer = to_grpc(catch_exceptions("", [&]() -> Status { return Call; })); \
-    scope.set_code(answer.error_code());                                                   \
-    return answer;                                                                         \
+#define ET_METHOD_CALL(Name, Call)                                                                 \
+  grpc::Status GrpcService::Name(grpc::ServerContext* ctx, const pb::Name##Request* req,           \
+                                 pb::Name##Response* resp) {                                       \
+    CallCount counted(*this);                                                                      \
+    metrics::CallScope scope(&core_.metrics(), metrics::Transport::kGrpc);                         \
+    Status allowed = check_caller(*ctx, req->session());                                           \
+    grpc::Status answer =                                                                          \
+        to_grpc(!allowed.ok() ? allowed : catch_exceptions("", [&]() -> Status { return Call; })); \
+    scope.set_code(answer.error_code());                                                           \
+    return answer;                                                                                 \
   }
 
 ET_UNARY(LoadProgram, core_.load_program(*req, *resp))
@@ -163,9 +190,14 @@ ET_METHOD_CALL(Execute, core_.execute(*req, *resp))
 ET_METHOD_CALL(GetOutputs, core_.get_outputs(*req, *resp))
 ET_METHOD_CALL(Run, core_.run(*req, *resp))
 ET_UNARY(DropSegment, ((void)resp, core_.drop_segment(*req)))
-ET_UNARY(ServerStatus, ((void)req, core_.server_status(ctx->peer(), *resp)))
-
 #undef ET_UNARY
+grpc::Status GrpcService::ServerStatus(grpc::ServerContext* ctx, const pb::ServerStatusRequest*,
+                                       pb::ServerStatusResponse* resp) {
+  CallCount counted(*this);
+  return to_grpc(catch_exceptions(
+      "", [&] { return core_.server_status(ctx->peer(), *resp, caller(*ctx).ok()); }));
+}
+
 #undef ET_METHOD_CALL
 
 }  // namespace et::server

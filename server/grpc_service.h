@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "et_serverd.grpc.pb.h"
+#include "server/kserve/listener.h"
 #include "server/service_core.h"
 
 namespace et::server {
@@ -19,7 +20,10 @@ grpc::Status to_grpc(const Status& status);
 
 class GrpcService final : public ::etserver::v1::EtServer::Service {
  public:
-  explicit GrpcService(ServiceCore& core) : core_(core) {}
+  // `local`: the listener of the daemon's Unix socket, which knows each connection's
+  // uid (null: every caller counts as remote).
+  explicit GrpcService(ServiceCore& core, const kserve::Listener* local = nullptr)
+      : core_(core), local_(local) {}
 
   // Ends every open session stream (shutdown): their OpenSession calls return.
   void cancel_sessions();
@@ -60,7 +64,14 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
  private:
   class CallCount;  // counts one unary call while it runs
 
+  // Who makes a call: on the Unix socket, its process (refused when the daemon does not
+  // serve that user); over TCP, a remote peer.
+  Result<SessionOwner> caller(const grpc::ServerContext& ctx) const;
+  // Ok when the caller may use the session `token` (ServiceCore::check_caller).
+  Status check_caller(const grpc::ServerContext& ctx, const std::string& token) const;
+
   ServiceCore& core_;
+  const kserve::Listener* local_;
   std::mutex mu_;
   std::condition_variable idle_;
   std::map<uint64_t, grpc::ServerContext*> open_streams_;  // GUARDED_BY(mu_)

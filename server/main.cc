@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
+#include <grpcpp/server_posix.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -28,6 +29,7 @@
 #include "server/metrics/daemon_metrics.h"
 #include "server/metrics/exporter.h"
 #include "server/options.h"
+#include "server/tcp_credentials.h"
 #include "server/unix_socket.h"
 
 namespace {
@@ -134,7 +136,37 @@ int run(const et::server::Options& o, int ready_fd) {
     spdlog::error("{}", fd_channel.status().message());
     return 1;
   }
-  GrpcService service(core);
+  // The Unix socket: the daemon accepts its connections itself, learning each one's uid
+  // (SO_PEERCRED: sessions are their user's, --socket-group admits a group), and hands
+  // them to gRPC. systemd's socket when socket-activated.
+  auto opened_local =
+      activated->grpc >= 0
+          ? kserve::Listener::adopt(activated->grpc, "unix:" + o.socket, o.limits.max_sessions + 64)
+          : kserve::Listener::open("unix:" + o.socket, o.limits.max_sessions + 64);
+  if (!opened_local.ok()) {
+    spdlog::error("{}", opened_local.status().message());
+    return 1;
+  }
+  std::unique_ptr<kserve::Listener> local = std::move(opened_local).value();
+  local->set_name("unix:" + o.socket);
+  if (activated->grpc < 0) {
+    local->keep_file();  // removed at the end below, only while it is still ours
+    if (o.limits.socket_group >= 0) {
+      for (const std::string& path : {o.socket, o.socket + ".fd"}) {
+        if (et::Status s = share_socket_with_group(path, static_cast<gid_t>(o.limits.socket_group));
+            !s.ok()) {
+          spdlog::error("{}", s.message());
+          return 1;
+        }
+      }
+    }
+  }
+  auto credentials = tcp_credentials(o.tls_cert, o.tls_key, o.tls_client_ca);
+  if (!credentials.ok()) {
+    spdlog::error("{}", credentials.status().message());
+    return 1;
+  }
+  GrpcService service(core, local.get());
   // gRPC's standard health service (grpc.health.v1: `et-serverd --check`,
   // grpc_health_probe) and server reflection (grpcurl) on every gRPC server the daemon
   // runs. Health answers NOT_SERVING until the model repository has loaded what it
@@ -142,10 +174,7 @@ int run(const et::server::Options& o, int ready_fd) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  if (activated->grpc < 0) {
-    builder.AddListeningPort("unix:" + o.socket, grpc::InsecureServerCredentials());
-  }
-  if (!o.listen.empty()) builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials());
+  if (!o.listen.empty()) builder.AddListeningPort(o.listen, *credentials);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
@@ -160,26 +189,26 @@ int run(const et::server::Options& o, int ready_fd) {
   builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) {
-    spdlog::error("cannot listen on unix:{}{}", o.socket,
-                  o.listen.empty() ? "" : " or " + o.listen);
+    spdlog::error("the gRPC server did not start{}",
+                  o.listen.empty() ? ""
+                                   : " (cannot listen on " + o.listen +
+                                         (o.tls_cert.empty() ? ""
+                                                             : ", or the TLS files are not a "
+                                                               "certificate and its key") +
+                                         ")");
     return 1;
   }
   server->GetHealthCheckService()->SetServingStatus(false);
-  // A socket-activated gRPC socket: connections accepted here, handed to gRPC.
-  std::unique_ptr<kserve::Listener> activated_grpc;
-  if (activated->grpc >= 0) {
-    auto adopted =
-        kserve::Listener::adopt(activated->grpc, "unix:" + o.socket, o.limits.max_sessions + 64);
-    if (!adopted.ok()) {
-      spdlog::error("{}", adopted.status().message());
-      return 1;
-    }
-    activated_grpc = std::move(adopted).value();
+  {
     grpc::Server* s = server.get();
-    activated_grpc->start([s](int fd) { grpc::AddInsecureChannelFromFd(s, fd); });
+    local->start([s](int fd) { grpc::AddInsecureChannelFromFd(s, fd); });
   }
-  spdlog::info("et-serverd {} listening on unix:{}{}{} ({} compute threads)",
-               ServiceCore::version(), o.socket, o.listen.empty() ? "" : " and " + o.listen,
+  spdlog::info("et-serverd {} listening on unix:{}{}{}{} ({} compute threads)",
+               ServiceCore::version(), o.socket,
+               o.limits.socket_group >= 0
+                   ? fmt::format(" (uid {} and group {})", getuid(), o.limits.socket_group)
+                   : "",
+               o.listen.empty() ? "" : " and " + o.listen + (o.tls_cert.empty() ? "" : " (TLS)"),
                activated->any() ? " (sockets from systemd)" : "",
                et::ThreadPool::global().threads());
 
@@ -249,7 +278,7 @@ int run(const et::server::Options& o, int ready_fd) {
   if (!service.wait_for_calls(std::chrono::milliseconds(o.shutdown_grace_ms))) {
     spdlog::warn("calls still running after {} ms: cancelling them", o.shutdown_grace_ms);
   }
-  if (activated_grpc) activated_grpc->stop();
+  local->stop();
   server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
   fd_channel->reset();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 #include "server/unix_socket.h"
 
@@ -22,6 +23,20 @@ Result<uint64_t> parse_count(const std::string& flag, const std::string& text) {
 
 }  // namespace
 
+bool is_loopback_address(const std::string& host_port) {
+  std::string host = host_port;
+  if (const size_t colon = host.rfind(':'); colon != std::string::npos) host.resize(colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost" || host == "::1") return true;
+  // 127.0.0.0/8, written as four numbers.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  char tail = 0;
+  return std::sscanf(host.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a == 127 &&
+         b < 256 && c < 256 && d < 256;
+}
+
 const char* usage() {
   return R"(usage: et-serverd [options]
 
@@ -35,7 +50,18 @@ with tensors inline or in shared memory; see docs/protocol.md.
                            made with mode 0700). Its directory must be writable by you
                            alone. Shared memory is handed over on PATH.fd beside it. A
                            stale socket file is replaced; a live daemon's is not.
-  --listen HOST:PORT       also serve gRPC over TCP (tensors inline only); off by default
+  --listen HOST:PORT       also serve gRPC over TCP (tensors inline only); off by default.
+                           Only on loopback (127.0.0.1, [::1], localhost) unless TLS is
+                           given: a session's token would cross the network in clear
+  --tls-cert FILE          TLS for --listen: the server's certificate chain (PEM)
+  --tls-key FILE           and its private key (PEM)
+  --tls-client-ca FILE     also require clients to present a certificate signed by this
+                           CA (PEM): mutual TLS
+  --socket-group GROUP     also serve the members of GROUP (a name or number) on the Unix
+                           sockets, which get that group and mode 0660; others are
+                           refused. Put --socket in a directory they can reach (e.g.
+                           /run/et-serverd, mode 0750, that group); clients name the
+                           daemon's user in ETSERVER_DAEMON_USER (docs/security.md)
   --models DIR             the model repository: DIR/NAME.pte (NAME.ptd beside it: its
                            external data file) and Triton's layout,
                            DIR/NAME/VERSION/model.pte (model.ptd beside it). Each model's
@@ -163,6 +189,15 @@ Result<Options> parse_options(int argc, char** argv) {
       o.socket = value;
     } else if (flag == "--listen") {
       o.listen = value;
+    } else if (flag == "--tls-cert") {
+      o.tls_cert = value;
+    } else if (flag == "--tls-key") {
+      o.tls_key = value;
+    } else if (flag == "--tls-client-ca") {
+      o.tls_client_ca = value;
+    } else if (flag == "--socket-group") {
+      ET_ASSIGN_OR_RETURN(gid_t group, find_group(value));
+      o.limits.socket_group = group;
     } else if (flag == "--models") {
       if (value.empty()) return invalid_argument("--models: give a directory");
       o.repository.dir = value;
@@ -276,6 +311,22 @@ Result<Options> parse_options(int argc, char** argv) {
     }
   }
   if (o.socket.empty()) return invalid_argument("--socket: empty path");
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    return invalid_argument("--tls-cert and --tls-key go together (the certificate and its key)");
+  }
+  if (!o.tls_client_ca.empty() && o.tls_cert.empty()) {
+    return invalid_argument("--tls-client-ca needs --tls-cert and --tls-key");
+  }
+  if (!o.tls_cert.empty() && o.listen.empty()) {
+    return invalid_argument("--tls-cert: TLS is for --listen HOST:PORT; give one");
+  }
+  if (!o.listen.empty() && o.tls_cert.empty() && !is_loopback_address(o.listen)) {
+    return invalid_argument(fmt::format(
+        "--listen {}: not a loopback address, and no TLS: session tokens and tensors would "
+        "cross the network in clear. Give --tls-cert and --tls-key (and --tls-client-ca to "
+        "require client certificates), or listen on 127.0.0.1 / [::1]",
+        o.listen));
+  }
   if (o.repository.dir.empty() && (o.repository.control != repository::ModelControl::kNone ||
                                    !o.repository.load_at_start.empty())) {
     return invalid_argument("--model-control-mode and --load-model need --models DIR");

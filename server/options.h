@@ -15,6 +15,10 @@ namespace et::server {
 struct Options {
   std::string socket;  // --socket (default: default_socket_path())
   std::string listen;  // --listen HOST:PORT, empty: no TCP
+  // --tls-cert, --tls-key, --tls-client-ca: TLS for --listen (PEM files; needed for an
+  // address other than loopback). With a client CA, clients must present a certificate
+  // it signed.
+  std::string tls_cert, tls_key, tls_client_ca;
   // --models DIR (empty: none), --model-control-mode, --load-model,
   // --repository-poll-secs
   repository::RepositoryOptions repository;
@@ -38,6 +42,9 @@ struct Options {
 
 // Parses argv. InvalidArgument naming the flag on a bad flag or value.
 Result<Options> parse_options(int argc, char** argv);
+
+// Whether "HOST:PORT" names a loopback host (127.0.0.0/8, [::1], localhost).
+bool is_loopback_address(const std::string& host_port);
 
 // The --help text.
 const char* usage();

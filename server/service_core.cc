@@ -52,6 +52,12 @@ Status unknown_program(uint64_t id) {
 // Sessions are capped per TCP host: gRPC names a peer "ipv4:10.0.0.7:53412" or
 // "ipv6:[::1]:53412"; the port differs per connection, the host does not. Local peers
 // (the Unix socket, 0600: one uid) have no key.
+Status no_session_error() {
+  return unauthenticated(
+      "session: no open session has this token (open one with OpenSession and keep its "
+      "stream open)");
+}
+
 std::string peer_key(const std::string& peer) {
   if (peer.rfind("ipv4:", 0) != 0 && peer.rfind("ipv6:", 0) != 0) return "";
   const size_t colon = peer.rfind(':');
@@ -156,11 +162,17 @@ void ServiceCore::restart_idle_clock() {
   idle_since_ = std::chrono::steady_clock::now();
 }
 
-Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& client_name) {
+Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& client_name,
+                                                           const SessionOwner& owner) {
   auto s = std::make_shared<Session>();
   s->token = random_token();
   s->client_name = client_name;
-  s->peer_key = peer_key(client_name);
+  s->owner = owner;
+  // Users the daemon serves besides its own (--socket-group) are kept apart as TCP hosts
+  // are: a session limit each, and programs shared with them only once they sent them.
+  s->peer_key = owner.local && owner.uid != getuid() && owner.uid != 0
+                    ? fmt::format("uid:{}", owner.uid)
+                    : peer_key(client_name);
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Checked under mu_: begin_shutdown_if_idle() must not miss a session opening.
@@ -182,9 +194,23 @@ Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& cl
     s->number = next_session_++;
     sessions_[s->token] = s;
   }
-  spdlog::info("session {} opened ({})", s->number,
-               client_name.empty() ? "unnamed" : printable(client_name));
+  spdlog::info("session {} opened ({}){}", s->number,
+               client_name.empty() ? "unnamed" : printable(client_name),
+               owner.local ? fmt::format(" by uid {} pid {}", owner.uid, owner.pid) : "");
   return s;
+}
+
+Status ServiceCore::check_caller(const std::string& token, const SessionOwner& caller) const {
+  auto found = find_session(token);
+  if (!found.ok()) return Status();  // the call itself says there is no such session
+  const SessionOwner& owner = (*found)->owner;
+  if (!owner.local || (caller.local && caller.uid == owner.uid)) return Status();
+  spdlog::warn("session {}: a call from {} named it; refused (it belongs to uid {})",
+               (*found)->number,
+               caller.local ? fmt::format("uid {} pid {}", caller.uid, caller.pid)
+                            : std::string("a TCP peer"),
+               owner.uid);
+  return no_session_error();
 }
 
 void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
@@ -231,11 +257,7 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
 Result<std::shared_ptr<Session>> ServiceCore::find_session(const std::string& token) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(token);
-  if (it == sessions_.end()) {
-    return unauthenticated(
-        "session: no open session has this token (open one with OpenSession and "
-        "keep its stream open)");
-  }
+  if (it == sessions_.end()) return no_session_error();
   return it->second;
 }
 
@@ -857,14 +879,15 @@ Status ServiceCore::drop_segment(const pb::DropSegmentRequest& req) {
   return Status();
 }
 
-Status ServiceCore::server_status(const std::string& peer, pb::ServerStatusResponse& resp) const {
+Status ServiceCore::server_status(const std::string& peer, pb::ServerStatusResponse& resp,
+                                  bool admitted) const {
   resp.set_version(kVersion);
   resp.set_protocol_version(etserver::kProtocolVersion);
   resp.set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
           .count()));
   // Counts of everyone's sessions and memory are for local clients (the daemon's user).
-  if (!peer_key(peer).empty()) return Status();
+  if (!peer_key(peer).empty() || !admitted) return Status();
   std::vector<std::shared_ptr<Session>> sessions;
   {
     std::lock_guard<std::mutex> lock(mu_);

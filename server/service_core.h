@@ -57,6 +57,8 @@ struct ServiceLimits {
   std::chrono::seconds keep_programs{300};
   uint64_t keep_programs_bytes = uint64_t{1} << 30;
   bool fast_path = true;  // false: channels are refused and sessions offer none
+  // --socket-group: local users the daemon serves besides its own and root (-1: none).
+  int64_t socket_group = -1;
 };
 
 class ServiceCore {
@@ -72,8 +74,14 @@ class ServiceCore {
   // Random, new at each start of the daemon (SessionServerMessage.daemon_instance).
   const std::string& instance() const { return instance_; }
 
-  // Sessions. open_session fails with ResourceExhausted at max_sessions.
-  Result<std::shared_ptr<Session>> open_session(const std::string& client_name);
+  // Sessions. open_session fails with ResourceExhausted at max_sessions (or at
+  // max_sessions_per_peer for one TCP host, or one uid other than the daemon's).
+  Result<std::shared_ptr<Session>> open_session(const std::string& client_name,
+                                                const SessionOwner& owner = {});
+  // Ok when `caller` may name the session `token`: a local session only by a caller of
+  // its uid. Otherwise the same error as for a token no session has (a token seen by
+  // another user is of no use to them, and they cannot tell it from a wrong one).
+  Status check_caller(const std::string& token, const SessionOwner& caller) const;
   // Releases everything the session holds; waits for its running calls to finish.
   void close_session(const std::shared_ptr<Session>& session);
   // The session named by `token`; NotFound when none (or it closed).
@@ -134,7 +142,9 @@ class ServiceCore {
   Status run(const pb::RunRequest& req, pb::RunResponse& resp);
   Status drop_segment(const pb::DropSegmentRequest& req);
   // `peer` as gRPC names it: remote peers get the version and uptime only.
-  Status server_status(const std::string& peer, pb::ServerStatusResponse& resp) const;
+  // `admitted` false (a local user the daemon does not serve): as for remote peers.
+  Status server_status(const std::string& peer, pb::ServerStatusResponse& resp,
+                       bool admitted = true) const;
 
   // ---- Stateless protocols (the KServe services, server/kserve/) ----
   // A method instance of `program` that no session holds (the caller keeps it), loaded

@@ -62,8 +62,17 @@ struct MethodSlot {
   }
 };
 
+// Who opens a session: a process on this machine (its uid and pid from the Unix
+// socket, SO_PEERCRED) or a TCP peer (`local` false).
+struct SessionOwner {
+  bool local = false;
+  uid_t uid = 0;
+  pid_t pid = 0;
+};
+
 struct Session {
   uint64_t number = 0;
+  SessionOwner owner;  // only a caller of the same uid may name a local session
   std::string token;
   std::string client_name;
   std::string peer_key;                // the TCP host it came from; empty for local

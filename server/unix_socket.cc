@@ -1,6 +1,7 @@
 #include "server/unix_socket.h"
 
 #include <fmt/format.h>
+#include <grp.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "proto/socket_trust.h"
 
@@ -58,6 +60,30 @@ Status claim_socket_path(const std::string& path) {
   }
   spdlog::warn("replaced a stale socket at {} (a previous daemon did not exit cleanly)", path);
   return Status();
+}
+
+Status share_socket_with_group(const std::string& path, gid_t group) {
+  if (chown(path.c_str(), static_cast<uid_t>(-1), group) != 0 || chmod(path.c_str(), 0660) != 0) {
+    return io_error(fmt::format(
+        "--socket-group: cannot give {} to group {}: {} (the daemon's user must be a member "
+        "of the group)",
+        path, group, std::strerror(errno)));
+  }
+  return Status();
+}
+
+Result<gid_t> find_group(const std::string& name) {
+  if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos &&
+      name.size() < 10) {
+    return static_cast<gid_t>(std::stoul(name));
+  }
+  group entry{}, *found = nullptr;
+  std::vector<char> buffer(65536);
+  if (getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return invalid_argument(
+        fmt::format("--socket-group {}: no such group (give a group name or number)", name));
+  }
+  return found->gr_gid;
 }
 
 }  // namespace et::server

@@ -2,6 +2,8 @@
 // daemon that died without removing its socket, without stealing a live one.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "runtime/status.h"
@@ -17,5 +19,13 @@ std::string default_socket_path();
 // could squat or take over the path), when a live server answers on it, or when
 // something other than a socket is there.
 Status claim_socket_path(const std::string& path);
+
+// --socket-group: gives the socket at `path` to `group` with mode 0660, so that its
+// members can connect. IoError naming the path when the daemon cannot (it must be in
+// the group, or root).
+Status share_socket_with_group(const std::string& path, gid_t group);
+
+// The group named `name` (a group name or a number). InvalidArgument when there is none.
+Result<gid_t> find_group(const std::string& name);
 
 }  // namespace et::server

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "proto/socket_trust.h"
 #include "server/unix_socket.h"
 
 namespace et::server::kserve {
@@ -430,12 +431,12 @@ Peer Listener::describe(int fd) const {
   p.connection = fmt::format("fd:{}/{}", fd, file_id(fd).second);
   if (is_unix_) {
     p.address = "unix";
-    ucred cred{};
-    socklen_t len = sizeof(cred);
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+    if (auto cred = etserver::peer_credentials(fd)) {
       p.local = true;
-      p.uid = cred.uid;
-      p.pid = cred.pid;
+      p.uid = cred->uid;
+      p.pid = cred->pid;
+      p.gid = cred->gid;
+      p.groups = std::move(cred->groups);
     }
     return p;
   }
@@ -457,7 +458,7 @@ void Listener::accept_loop() {
   while (true) {
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      spdlog::error("kserve {}: poll: {}", address_, std::strerror(errno));
+      spdlog::error("{}: poll: {}", log_name(), std::strerror(errno));
       return;
     }
     if (fds[1].revents) return;
@@ -465,7 +466,7 @@ void Listener::accept_loop() {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EMFILE || errno == ENFILE) {
-        spdlog::warn("kserve {}: out of descriptors; connections wait", address_);
+        spdlog::warn("{}: out of descriptors; connections wait", log_name());
         poll(nullptr, 0, 100);
       }
       continue;
@@ -475,14 +476,14 @@ void Listener::accept_loop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (accepted_.size() >= max_connections_) {
-        spdlog::warn("kserve {}: {} connections open, the limit; refusing {}", address_,
+        spdlog::warn("{}: {} connections open, the limit; refusing {}", log_name(),
                      accepted_.size(), a.peer.address);
         close(fd);
         continue;
       }
       accepted_[fd] = a;
     }
-    spdlog::debug("kserve {}: connection {} from {}{}", address_, a.peer.connection, a.peer.address,
+    spdlog::debug("{}: connection {} from {}{}", log_name(), a.peer.connection, a.peer.address,
                   a.peer.local ? fmt::format(" (uid {})", a.peer.uid) : " (remote)");
     serve_(fd);
   }

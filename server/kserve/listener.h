@@ -36,7 +36,9 @@ namespace et::server::kserve {
 struct Peer {
   bool local = false;  // on this machine, with `uid` known
   uid_t uid = 0;
-  pid_t pid = 0;           // Unix sockets only (0: unknown)
+  pid_t pid = 0;  // Unix sockets only (0: unknown)
+  gid_t gid = 0;  // Unix sockets only: the primary group and the others
+  std::vector<gid_t> groups;
   std::string connection;  // "fd:<descriptor>/<inode>": this connection and no later one
   std::string address;     // "unix", or the TCP peer's "host:port"
 };
@@ -72,6 +74,12 @@ class Listener {
                                                  bool tcp_shared_memory = true);
   ~Listener();  // stops accepting; removes its Unix socket file (one it bound)
 
+  // Leaves the Unix socket file in place at the end: its owner removes it (the daemon's
+  // own socket, which it removes only while it is still the one it bound).
+  void keep_file() { unix_path_.clear(); }
+  // What log lines call this listener (default "kserve ADDRESS").
+  void set_name(std::string name) { name_ = std::move(name); }
+
   // The port bound, for TCP (useful with port 0); 0 for a Unix socket.
   int port() const { return port_; }
   const std::string& address() const { return address_; }
@@ -94,9 +102,10 @@ class Listener {
  private:
   Listener() = default;
   void accept_loop();
+  std::string log_name() const { return name_.empty() ? "kserve " + address_ : name_; }
   Peer describe(int fd) const;
 
-  std::string address_, unix_path_;  // unix_path_: the file it bound (removed at the end)
+  std::string address_, unix_path_, name_;  // unix_path_: the file it bound (removed at the end)
   bool is_unix_ = false;
   int listen_fd_ = -1;
   int stop_fd_ = -1;  // eventfd: wakes the accept loop to end

@@ -108,9 +108,11 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
   hello.set_protocol_version(etserver::kProtocolVersion);
   pb::SessionServerMessage welcome;
   if (!session->stream->Write(hello) || !session->stream->Read(&welcome)) {
-    session->context.TryCancel();
+    // The call has ended (the daemon answered with a status, or the connection failed):
+    // Finish() returns at once with the reason.
     grpc::Status s = session->stream->Finish();
     session->stream.reset();
+    if (s.error_code() == grpc::StatusCode::PERMISSION_DENIED) return from_grpc(s);
     return Status(StatusCode::kUnavailable,
                   "cannot open a session with et-serverd on " + socket_ + ": " +
                       (s.error_message().empty() ? "no answer" : s.error_message()) +
@@ -192,6 +194,8 @@ Status from_grpc(const grpc::Status& s) {
       return Status(StatusCode::kFailedPrecondition, s.error_message());
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return Status(StatusCode::kDeadlineExceeded, s.error_message());
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return Status(StatusCode::kPermissionDenied, s.error_message());
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::UNAUTHENTICATED:
       return Status(StatusCode::kUnavailable, "et-serverd is unavailable: " + s.error_message());

@@ -11,6 +11,7 @@ struct Classes {
   PyObject* resource_exhausted = nullptr;
   PyObject* unavailable = nullptr;
   PyObject* state_lost = nullptr;
+  PyObject* permission_denied = nullptr;
 };
 Classes classes;  // owned by the module (never freed: modules are not unloaded)
 
@@ -40,9 +41,12 @@ void bind_errors(py::module_& m) {
       make(m, "ResourceExhausted", PyExc_MemoryError, "A limit of the daemon, or memory.");
   classes.unavailable = make(m, "Unavailable", PyExc_ConnectionError,
                              "No daemon answers (not running, restarting, shutting down).");
-  classes.state_lost =
-      make(m, "StateLost", nullptr,
-           "et-serverd restarted: the method was re-created and its state lost; call again.");
+  classes.state_lost = make(m, "StateLost", nullptr,
+                            "et-serverd restarted, or ended this process's session: the method "
+                            "was re-created and its state lost; call again.");
+  classes.permission_denied =
+      make(m, "PermissionDenied", PyExc_PermissionError,
+           "et-serverd does not serve this user (it serves its own, root, and --socket-group).");
 }
 
 void raise_status(const Status& status) {
@@ -68,6 +72,9 @@ void raise_status(const Status& status) {
       break;
     case StatusCode::kAborted:
       cls = classes.state_lost;
+      break;
+    case StatusCode::kPermissionDenied:
+      cls = classes.permission_denied;
       break;
     default:
       break;

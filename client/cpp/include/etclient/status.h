@@ -31,6 +31,7 @@ enum class StatusCode {
   kUnavailable,         // no daemon (not running, restarting, shutting down)
   kAborted,             // the daemon restarted: the method was re-created, its state lost
   kInternal,            // a bug: please report it
+  kPermissionDenied,    // the daemon does not serve this user (et-serverd --socket-group)
 };
 
 class [[nodiscard]] Status {
