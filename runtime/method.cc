@@ -15,8 +15,6 @@
 namespace et {
 namespace {
 
-// A program whose jumps never end is stopped here rather than hanging its caller.
-constexpr uint64_t kMaxStepsPerExecute = 100'000'000;
 constexpr int8_t kTensorDataExternal = 1;  // ExtraTensorInfo.location: in the .ptd
 
 using Buffer = std::unique_ptr<uint8_t, void (*)(void*)>;
@@ -521,7 +519,7 @@ Status Method::execute(const ExecuteLimits& limits) {
     }
   }
   undo_execution_changes();
-  uint64_t budget = kMaxStepsPerExecute;  // for all chains together
+  uint64_t budget = limits.max_instructions;  // for all chains together
   for (size_t c = 0; c < chains_.size(); ++c) ET_RETURN_IF_ERROR(run_chain(c, limits, budget));
   has_outputs_ = true;
   return Status();
@@ -533,8 +531,10 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
   size_t pc = 0;
   while (pc < steps.size()) {
     if (budget-- == 0) {
-      return resource_exhausted(fmt::format("method '{}' ran {} instructions without finishing",
-                                            meta_->name, kMaxStepsPerExecute));
+      return resource_exhausted(
+          fmt::format("method '{}' ran {} instructions without finishing (the limit per execute; "
+                      "et-serverd --max-instructions)",
+                      meta_->name, limits.max_instructions));
     }
     if (limits.cancelled && limits.cancelled->load(std::memory_order_relaxed)) {
       return unavailable(

@@ -46,6 +46,9 @@ namespace et {
 struct ExecuteLimits {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* cancelled = nullptr;  // stops the execute once set
+  // Instructions one execute may run, all chains and jumps counted (a program whose
+  // jumps loop for ever ends here at the latest).
+  uint64_t max_instructions = 100'000'000;
 };
 
 struct MethodOptions {
@@ -93,7 +96,7 @@ class Method {
   // Runs the method. FailedPrecondition naming the unset inputs (or outputs without
   // a buffer) when not ready; otherwise the first failing instruction's error, with
   // its position and operator. DeadlineExceeded past limits.deadline, Unavailable
-  // once limits.cancelled is set; ResourceExhausted after 100 million instructions.
+  // once limits.cancelled is set; ResourceExhausted after limits.max_instructions.
   Status execute(const ExecuteLimits& limits = {});
 
   // Output `index` of the last successful execute(). FailedPrecondition before one,

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <string_view>
 
 #include "proto/spawn_lock.h"
 #include "runtime/printable.h"
@@ -110,7 +111,9 @@ int run(const et::server::Options& o, int ready_fd) {
     spdlog::error("{}", activated.status().message());
     return 1;
   }
-  ServiceCore core(o.limits, o.socket + ".fd");
+  ServiceLimits limits = o.limits;
+  limits.vet_binary = "/proc/self/exe";  // the child runs this very binary, even if replaced
+  ServiceCore core(limits, o.socket + ".fd");
   // The model repository is read once the daemon listens (health answers NOT_SERVING
   // meanwhile, and sessions asking for a preloaded name wait for it).
   std::unique_ptr<repository::ProgramRepository> programs;
@@ -293,6 +296,11 @@ int run(const et::server::Options& o, int ready_fd) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The sandboxed child that tries a program first (--vet, server/vetting.h).
+  if (argc >= 2 && std::string_view(argv[1]) == "--vet-child") {
+    // _exit: no exit handlers (a leak checker's would need what the sandbox forbids).
+    _exit(et::server::vet_child_main(argc, argv));
+  }
   auto options = et::server::parse_options(argc, argv);
   if (!options.ok()) {
     std::fprintf(stderr, "et-serverd: %s\n", options.status().message().c_str());

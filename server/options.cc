@@ -114,6 +114,14 @@ with tensors inline or in shared memory; see docs/protocol.md.
   --request-deadline-ms N  longest a call waits for a busy method or worker (default 60000)
   --execution-deadline-ms N  longest one execute runs; checked between instructions
                            (default 60000)
+  --max-instructions N     instructions one execute may run, jumps included (default
+                           100000000)
+  --vet on|off             try each program a client sends that the daemon has not seen
+                           in a sandboxed child process first (every method loaded and
+                           run once on zeros, under resource limits and seccomp): one
+                           that crashes or runs away there is refused instead of killing
+                           the daemon (default on; the --models programs are the
+                           operator's own and are never vetted)
   --max-sessions-per-peer N  sessions from one TCP host (default 64)
   --max-programs N         programs one session may hold (default 1024)
   --max-program-bytes-per-session N
@@ -189,6 +197,9 @@ Result<Options> parse_options(int argc, char** argv) {
       o.socket = value;
     } else if (flag == "--listen") {
       o.listen = value;
+    } else if (flag == "--vet") {
+      if (value != "on" && value != "off") return invalid_argument("--vet: give on or off");
+      o.limits.vet = value == "on";
     } else if (flag == "--tls-cert") {
       o.tls_cert = value;
     } else if (flag == "--tls-key") {
@@ -252,6 +263,8 @@ Result<Options> parse_options(int argc, char** argv) {
         o.limits.request_deadline = std::chrono::milliseconds(n);
       } else if (flag == "--execution-deadline-ms") {
         o.limits.execution_deadline = std::chrono::milliseconds(n);
+      } else if (flag == "--max-instructions") {
+        o.limits.max_instructions = std::max<uint64_t>(n, 1);
       } else if (flag == "--max-sessions-per-peer") {
         o.limits.max_sessions_per_peer = n;
       } else if (flag == "--max-programs") {

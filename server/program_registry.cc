@@ -273,6 +273,10 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
     held->note_uploader(uploader);
     return std::make_pair(held, true);
   }
+  if (vet_) {
+    ET_RETURN_IF_ERROR(vet_(copies.program->bytes(),
+                            copies.data ? copies.data->bytes() : std::span<const uint8_t>{}, key));
+  }
   // Parse outside the lock: loading a large program must not stall other sessions.
   parsed_.fetch_add(1, std::memory_order_relaxed);
   ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -107,6 +108,12 @@ class ProgramRegistry {
   // A program kept again has its time restarted.
   void keep_warm(std::shared_ptr<const RegisteredProgram> program);
   void set_keep_warm(std::chrono::milliseconds keep_for, uint64_t max_bytes);
+  // --vet: add() runs `vet` on content it has not loaded before (its copies: the
+  // program, the data file maybe empty, and their content key) and refuses it with vet's
+  // error. preload() (the operator's own programs) never vets. Set before any add().
+  using Vet =
+      std::function<Status(std::span<const uint8_t>, std::span<const uint8_t>, const std::string&)>;
+  void set_vetter(Vet vet) { vet_ = std::move(vet); }
   // Lets go of the programs kept longer than keep_for (the daemon calls it now and then).
   void drop_expired();
   // Programs copied and parsed since the start (each add() that did not find its
@@ -114,6 +121,7 @@ class ProgramRegistry {
   uint64_t parsed() const { return parsed_.load(std::memory_order_relaxed); }
 
  private:
+  Vet vet_;
   mutable std::mutex mu_;
   // Entries live while a session (or preloaded_) holds them.
   mutable std::map<std::string, std::weak_ptr<const RegisteredProgram>>

@@ -125,6 +125,14 @@ ServiceCore::ServiceCore(ServiceLimits limits, std::string fd_socket_path)
   if (limits_.max_concurrent_runs == 0)
     limits_.max_concurrent_runs = ThreadPool::global().threads();
   registry_.set_keep_warm(limits_.keep_programs, limits_.keep_programs_bytes);
+  if (limits_.vet && !limits_.vet_binary.empty()) {
+    vetter_ = std::make_unique<Vetter>(
+        limits_.vet_binary,
+        VetLimits{limits_.max_method_bytes, limits_.execution_deadline, limits_.max_instructions});
+    registry_.set_vetter(
+        [v = vetter_.get()](std::span<const uint8_t> program, std::span<const uint8_t> data,
+                            const std::string& key) { return v->vet(program, data, key); });
+  }
 }
 
 ServiceCore::~ServiceCore() {
@@ -794,7 +802,8 @@ Status ServiceCore::execute_locked(const std::atomic<bool>& cancelled, MethodSlo
                                    uint64_t& micros) {
   executes_.fetch_add(1, std::memory_order_relaxed);
   const auto start = std::chrono::steady_clock::now();
-  Status status = slot.method->execute({start + limits_.execution_deadline, &cancelled});
+  Status status = slot.method->execute(
+      {start + limits_.execution_deadline, &cancelled, limits_.max_instructions});
   const auto took =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();

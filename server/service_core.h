@@ -23,6 +23,7 @@
 #include "server/metrics/metrics.h"
 #include "server/program_registry.h"
 #include "server/session.h"
+#include "server/vetting.h"
 
 namespace et::server {
 
@@ -38,6 +39,11 @@ struct ServiceLimits {
   std::chrono::milliseconds request_deadline{60'000};  // waiting for a busy method or worker
   // One execute, checked between instructions; a session that ends stops its executes.
   std::chrono::milliseconds execution_deadline{60'000};
+  uint64_t max_instructions = 100'000'000;  // per execute, jumps included
+  // --vet: programs from clients that the daemon has not seen are first loaded and run
+  // in a sandboxed child (server/vetting.h); `vet_binary` is the daemon's own binary.
+  bool vet = true;
+  std::string vet_binary;
   // Per client: sessions from one TCP host (the Unix socket admits one uid, whose
   // sessions max_sessions bounds), and what one session may hold or run at once.
   size_t max_sessions_per_peer = 64;
@@ -220,6 +226,7 @@ class ServiceCore {
   std::atomic<bool> ready_{false};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   const std::string instance_;
+  std::unique_ptr<Vetter> vetter_;  // --vet
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Session>> sessions_;     // GUARDED_BY(mu_), by token

@@ -1,0 +1,394 @@
+#include "server/vetting.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "backends/xnnpack/xnnpack_run.h"
+#include "runtime/cpu_count.h"
+#include "runtime/data_file.h"
+#include "runtime/method.h"
+#include "runtime/program.h"
+#include "runtime/thread_pool.h"
+
+extern char** environ;
+
+namespace et::server {
+namespace {
+
+// ---- The child ----------------------------------------------------------------------
+
+constexpr int kProgramFd = 3, kDataFd = 4, kReportFd = 5;
+
+// Sanitizer runtimes reserve terabytes of address space: no RLIMIT_AS under them.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+void report(const std::string& line) {
+  const std::string text = line + "\n";
+  (void)!write(kReportFd, text.data(), text.size());
+}
+
+#if defined(__x86_64__)
+constexpr uint32_t kAuditArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+#else
+constexpr uint32_t kAuditArch = 0;  // no filter: limits only
+#endif
+
+// The system calls loading and executing a program needs once everything that reads
+// files (cpuinfo, XNNPACK's initialisation) has run: memory, time, writing the report,
+// ending. Every other call fails with EPERM (it does not kill: library fallbacks run).
+Status install_seccomp() {
+  if (kAuditArch == 0) return Status();
+  const std::vector<long> allowed = {
+      SYS_read,
+      SYS_write,
+      SYS_pread64,
+      SYS_mmap,
+      SYS_munmap,
+      SYS_mremap,
+      SYS_mprotect,
+      SYS_madvise,
+      SYS_brk,
+      SYS_futex,
+      SYS_exit,
+      SYS_exit_group,
+      SYS_rt_sigreturn,
+      SYS_rt_sigprocmask,
+      SYS_clock_gettime,
+      SYS_clock_nanosleep,
+      SYS_nanosleep,
+      SYS_gettimeofday,
+      SYS_getrandom,
+      SYS_sched_yield,
+      SYS_sched_getaffinity,
+      SYS_getpid,
+      SYS_gettid,
+      SYS_close,
+      SYS_fstat,
+      SYS_lseek,
+#ifdef SYS_newfstatat
+      SYS_newfstatat,
+#endif
+  };
+  std::vector<sock_filter> prog;
+  // Another architecture's calls (x32, 32-bit) are refused outright.
+  prog.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
+  prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0));
+  prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+  prog.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
+#if defined(__x86_64__)
+  prog.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1));  // x32 ABI
+  prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+#endif
+  for (long nr : allowed) {
+    prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1));
+    prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  }
+  prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
+  sock_fprog fprog{static_cast<unsigned short>(prog.size()), prog.data()};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) {
+    return internal_error(fmt::format("seccomp: {}", std::strerror(errno)));
+  }
+  return Status();
+}
+
+void set_limit(int resource, uint64_t value) {
+  rlimit r{value, value};
+  (void)setrlimit(resource, &r);
+}
+
+// Runs every method once on zeros of its declared inputs.
+void exercise(const std::shared_ptr<const Program>& program, const VetLimits& limits) {
+  for (const std::string& name : program->method_names()) {
+    MethodOptions options;
+    options.max_planned_bytes = limits.max_method_bytes;
+    auto loaded = Method::load(program, name, options);
+    if (!loaded.ok()) {
+      report(fmt::format("method {}: load: {}", name, loaded.status().message()));
+      continue;
+    }
+    Method& m = **loaded;
+    std::vector<std::vector<uint8_t>> buffers(m.num_inputs() + m.num_outputs());
+    std::vector<std::vector<int64_t>> shapes(m.num_inputs());
+    std::vector<InputValue> inputs;
+    for (size_t i = 0; i < m.num_inputs(); ++i) {
+      const ValueMeta& meta = m.meta().inputs[i];
+      if (meta.kind != ValueKind::kTensor) {
+        inputs.push_back(meta.kind == ValueKind::kInt ? InputValue::of_int(meta.traced.to_int())
+                         : meta.kind == ValueKind::kDouble
+                             ? InputValue::of_double(meta.traced.to_double())
+                             : InputValue::of_bool(meta.traced.to_bool()));
+        continue;
+      }
+      buffers[i].assign(meta.tensor->nbytes, 0);
+      shapes[i].assign(meta.tensor->sizes.begin(), meta.tensor->sizes.end());
+      TensorView view;
+      view.data = buffers[i].data();
+      view.nbytes = buffers[i].size();
+      view.dtype = meta.tensor->dtype;
+      view.sizes = shapes[i];
+      inputs.push_back(InputValue::of_tensor(view));
+    }
+    for (size_t i = 0; i < m.num_outputs(); ++i) {
+      const ValueMeta& o = m.meta().outputs[i];
+      if (o.tensor && !o.tensor->is_memory_planned && !m.output_is_input(i)) {
+        auto& buffer = buffers[m.num_inputs() + i];
+        buffer.resize(o.tensor->nbytes + 1);
+        (void)m.set_output_buffer(i, buffer.data(), buffer.size());
+      }
+    }
+    Status s = m.set_inputs(inputs);
+    if (s.ok()) {
+      ExecuteLimits run;
+      run.deadline = std::chrono::steady_clock::now() + limits.execution_deadline;
+      run.max_instructions = limits.max_instructions;
+      s = m.execute(run);
+    }
+    report(fmt::format("method {}: {}", name, s.ok() ? "ran" : s.message()));
+  }
+}
+
+}  // namespace
+
+int vet_child_main(int argc, char** argv) {
+  if (argc != 6) return 2;
+  VetLimits limits;
+  limits.max_method_bytes = std::strtoull(argv[2], nullptr, 10);
+  limits.execution_deadline = std::chrono::milliseconds(std::strtoull(argv[3], nullptr, 10));
+  limits.max_instructions = std::strtoull(argv[4], nullptr, 10);
+  // What reads files or starts threads, done before the filter forbids it.
+  ThreadPool::global().set_threads(1);
+  (void)probed_cpu_counts();
+  (void)xnn::ensure_xnnpack_initialized();
+  auto bytes = ProgramBytes::map_file("/proc/self/fd/3");
+  if (!bytes.ok()) {
+    report("cannot read the program: " + bytes.status().message());
+    return 3;
+  }
+  std::shared_ptr<const ProgramBytes> data_bytes;
+  if (std::string_view(argv[5]) == "data") {
+    auto mapped = ProgramBytes::map_file("/proc/self/fd/4");
+    if (!mapped.ok()) {
+      report("cannot read the data file: " + mapped.status().message());
+      return 3;
+    }
+    data_bytes = *mapped;
+  }
+  close(kProgramFd);
+  close(kDataFd);
+  const uint64_t mapped = (*bytes)->bytes().size() + (data_bytes ? data_bytes->bytes().size() : 0);
+  // Address space: a method's planned memory and outputs, the program twice (mapped and
+  // what loading copies), and 1 GiB for the runtime's own.
+  if (!kSanitized) {
+    set_limit(RLIMIT_AS, std::min<uint64_t>(limits.max_method_bytes, uint64_t{16} << 30) +
+                             2 * mapped + (uint64_t{1} << 30));
+  }
+  const uint64_t seconds = static_cast<uint64_t>(limits.execution_deadline.count() / 1000) * 4 + 30;
+  set_limit(RLIMIT_CPU, seconds);
+  set_limit(RLIMIT_CORE, 0);
+  set_limit(RLIMIT_FSIZE, 0);
+  if (Status s = install_seccomp(); !s.ok()) {
+    report(s.message());
+    return 3;
+  }
+  // The filter holds: opening a file fails (the report says so; tests read it).
+  const int probe = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  report(probe < 0 && errno == EPERM ? "sandbox: opening files refused" : "sandbox: NOT sandboxed");
+  if (probe >= 0) close(probe);
+  std::shared_ptr<const DataFile> data;
+  if (data_bytes) {
+    auto loaded = DataFile::load(data_bytes);
+    if (!loaded.ok()) {
+      report("data file: " + loaded.status().message());
+      return 0;  // an error, which the daemon's own load will give too
+    }
+    data = *loaded;
+  }
+  auto program = Program::load(*bytes, data);
+  if (!program.ok()) {
+    report("load: " + program.status().message());
+    return 0;
+  }
+  exercise(*program, limits);
+  report("done");
+  return 0;
+}
+
+// ---- The daemon's side ------------------------------------------------------------------
+
+namespace {
+
+// A memfd holding `bytes`; -1 when it cannot be made.
+int memfd_with(std::span<const uint8_t> bytes, const char* name) {
+  const int fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      close(fd);
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return fd;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : fmt::format("signal {}", sig);
+}
+
+}  // namespace
+
+Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> data,
+                   const std::string& sha256) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refused_.count(sha256)) {
+      return invalid_program(
+          "vetting: this program crashed the sandboxed process it was tried in before; refused");
+    }
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const int program_fd = memfd_with(program, "et-vet-program");
+  const int data_fd = data.empty() ? -1 : memfd_with(data, "et-vet-data");
+  int report_pipe[2] = {-1, -1};
+  if (program_fd < 0 || (!data.empty() && data_fd < 0) || pipe2(report_pipe, O_CLOEXEC) != 0) {
+    for (int fd : {program_fd, data_fd, report_pipe[0], report_pipe[1]}) {
+      if (fd >= 0) close(fd);
+    }
+    return internal_error(
+        fmt::format("vetting: cannot hand the program to a child: {}", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, program_fd, kProgramFd);
+  if (data_fd >= 0) posix_spawn_file_actions_adddup2(&actions, data_fd, kDataFd);
+  posix_spawn_file_actions_adddup2(&actions, report_pipe[1], kReportFd);
+  const std::string method_bytes = std::to_string(limits_.max_method_bytes);
+  const std::string deadline = std::to_string(limits_.execution_deadline.count());
+  const std::string instructions = std::to_string(limits_.max_instructions);
+  char* args[] = {daemon_.data(),
+                  const_cast<char*>("--vet-child"),
+                  const_cast<char*>(method_bytes.c_str()),
+                  const_cast<char*>(deadline.c_str()),
+                  const_cast<char*>(instructions.c_str()),
+                  const_cast<char*>(data_fd >= 0 ? "data" : "none"),
+                  nullptr};
+  pid_t pid = -1;
+  const int spawned = posix_spawn(&pid, daemon_.c_str(), &actions, nullptr, args, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(program_fd);
+  if (data_fd >= 0) close(data_fd);
+  close(report_pipe[1]);
+  if (spawned != 0) {
+    close(report_pipe[0]);
+    return internal_error(
+        fmt::format("vetting: cannot start {}: {}", daemon_, std::strerror(spawned)));
+  }
+  // Its report, until it closes (the child ends) or time is up: every method's load
+  // and execute, with room for loading a large program.
+  std::string reported;
+  const auto give_up = started + limits_.execution_deadline * 2 + limits_.load_allowance;
+  bool timed_out = false;
+  for (char chunk[4096];;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        give_up - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{report_pipe[0], POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    const ssize_t n = read(report_pipe[0], chunk, sizeof(chunk));
+    if (n <= 0) break;
+    if (reported.size() < 65536) reported.append(chunk, static_cast<size_t>(n));
+  }
+  close(report_pipe[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  std::string why;
+  if (timed_out) {
+    why = fmt::format("its first load and execute did not end within {} s",
+                      std::chrono::duration_cast<std::chrono::seconds>(give_up - started).count());
+  } else if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    why = fmt::format("the sandboxed process running its first load and execute was killed by {}{}",
+                      signal_name(sig),
+                      sig == SIGXCPU   ? " (its CPU time limit)"
+                      : sig == SIGSYS  ? " (a system call the sandbox forbids)"
+                      : sig == SIGKILL ? " (out of memory, or killed)"
+                                       : " (it would have crashed the daemon)");
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    why = fmt::format("the sandboxed process exited with status {}: {}", WEXITSTATUS(status),
+                      reported.empty() ? "no report" : reported);
+  } else if (reported.find("done\n") == std::string::npos &&
+             reported.find("load: ") == std::string::npos &&
+             reported.find("data file: ") == std::string::npos) {
+    why = "the sandboxed process ended without finishing (" +
+          (reported.empty() ? std::string("no report") : reported) + ")";
+  }
+  while (!reported.empty() && reported.back() == '\n') reported.pop_back();
+  for (size_t at = 0; (at = reported.find('\n', at)) != std::string::npos;) {
+    reported.replace(at, 1, "; ");  // one log line
+  }
+  if (why.empty()) {
+    spdlog::debug("vetted program {} in {:.0f} ms: {}", sha256.substr(0, 12), ms, reported);
+    return Status();
+  }
+  spdlog::warn("refused program {} after vetting ({:.0f} ms): {}", sha256.substr(0, 12), ms, why);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refused_.size() < 4096) refused_.insert(sha256);
+  }
+  return invalid_program(
+      "vetting: " + why +
+      "; the program is refused (et-serverd tries a program it has not seen in a sandbox "
+      "first, --vet). If it is a valid ExecuTorch program, please report it");
+}
+
+}  // namespace et::server

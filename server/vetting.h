@@ -1,0 +1,59 @@
+// --vet: a program the daemon has never seen, sent by a client, is first loaded and
+// executed (every method, once, on zeros of its declared inputs) in a child process
+// that is sandboxed: resource limits (address space, CPU time, no files written, no
+// core) and a seccomp filter that denies everything a parser or kernel does not need
+// (no files opened, no sockets, no processes, no signals to others). A program that
+// passes verification and still crashes a kernel, or runs away with memory, kills
+// only that child: the daemon refuses the program with an error naming what happened,
+// and goes on. Errors the program's methods return are not refusals: the daemon
+// returns the same errors to whoever calls them.
+//
+// Thread-safety: vet() may be called from any thread (posix_spawn: no fork of the
+// daemon's threads).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+
+#include "runtime/status.h"
+
+namespace et::server {
+
+struct VetLimits {
+  uint64_t max_method_bytes = uint64_t{8} << 30;         // as the daemon's --max-method-bytes
+  std::chrono::milliseconds execution_deadline{60'000};  // per execute
+  uint64_t max_instructions = 100'000'000;               // per execute
+  // The child is given 2 x execution_deadline plus this (loading, every method).
+  std::chrono::milliseconds load_allowance{60'000};
+};
+
+class Vetter {
+ public:
+  // `daemon` is the et-serverd binary to run as the child (/proc/self/exe).
+  Vetter(std::string daemon, VetLimits limits) : daemon_(std::move(daemon)), limits_(limits) {}
+
+  // Ok when the sandboxed first load and execute of `program` (with its .ptd `data`,
+  // maybe empty) ended without crashing or being killed. InvalidProgram naming the
+  // signal, limit or timeout otherwise (remembered by `sha256`: asked again, the same
+  // answer at once); Internal when no child could be started.
+  Status vet(std::span<const uint8_t> program, std::span<const uint8_t> data,
+             const std::string& sha256);
+
+ private:
+  std::string daemon_;
+  VetLimits limits_;
+  std::mutex mu_;
+  std::set<std::string> refused_;  // GUARDED_BY(mu_): hashes of refused programs
+};
+
+// The child's side: `et-serverd --vet-child MAX_METHOD_BYTES DEADLINE_MS MAX_INSTRUCTIONS
+// data|none`, the program on descriptor 3, its .ptd on 4 (with "data"), a report
+// written to 5.
+// Returns the exit status.
+int vet_child_main(int argc, char** argv);
+
+}  // namespace et::server

@@ -1,0 +1,107 @@
+// --vet (server/vetting.h): the sandboxed child runs real programs under its filter,
+// and whatever kills or stalls it becomes a refusal naming why, never a crash of the
+// caller. Stand-ins for a crashing program are scripts run in the child's place.
+#include "server/vetting.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "runtime/testing/fixtures.h"
+
+namespace et::server {
+namespace {
+
+using ::et::testing::fixture_path;
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A script that stands in for et-serverd --vet-child.
+std::string script(const std::string& name, const std::string& body) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  chmod(path.c_str(), 0700);
+  return path;
+}
+
+TEST(Vetting, RealProgramsRunInTheSandbox) {
+  Vetter vetter(ET_SERVERD_PATH, VetLimits{});
+  for (const char* name : {"add.pte", "mobilenet_v2_xnnpack.pte", "llama_decode.pte"}) {
+    const auto bytes = read_bytes(fixture_path(name));
+    ASSERT_FALSE(bytes.empty()) << name;
+    EXPECT_TRUE(vetter.vet(bytes, {}, name).ok()) << name;
+  }
+}
+
+TEST(Vetting, TheChildReportsItsFilterHolds) {
+  // The child's own report, read directly: the filter refuses opening files, and the
+  // method ran under it.
+  const int program = open(fixture_path("add.pte").c_str(), O_RDONLY);
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(program, 3);
+    dup2(report[1], 5);
+    execl(ET_SERVERD_PATH, ET_SERVERD_PATH, "--vet-child", "8589934592", "60000", "100000000",
+          "none", nullptr);
+    _exit(127);
+  }
+  close(report[1]);
+  std::string text;
+  char chunk[512];
+  for (ssize_t n; (n = read(report[0], chunk, sizeof(chunk))) > 0;) text.append(chunk, n);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(text.find("sandbox: opening files refused"), std::string::npos) << text;
+  EXPECT_NE(text.find("method forward: ran"), std::string::npos) << text;
+  EXPECT_NE(text.find("done"), std::string::npos) << text;
+}
+
+TEST(Vetting, ACrashIsARefusalNamingTheSignalAndIsRemembered) {
+  Vetter vetter(script("segv.sh", "kill -SEGV $$"), VetLimits{});
+  const std::vector<uint8_t> bytes = {1, 2, 3};
+  Status s = vetter.vet(bytes, {}, "hash-a");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidProgram);
+  EXPECT_NE(s.message().find("killed by SIGSEGV"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("--vet"), std::string::npos) << s.message();
+  s = vetter.vet(bytes, {}, "hash-a");
+  EXPECT_NE(s.message().find("crashed the sandboxed process it was tried in before"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(Vetting, AChildThatNeverEndsIsKilledOnTime) {
+  VetLimits limits;
+  limits.execution_deadline = std::chrono::milliseconds(100);
+  limits.load_allowance = std::chrono::milliseconds(300);
+  Vetter vetter(script("hang.sh", "exec sleep 1000"), limits);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<uint8_t> bytes = {1};
+  Status s = vetter.vet(bytes, {}, "hash-b");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidProgram);
+  EXPECT_NE(s.message().find("did not end within"), std::string::npos) << s.message();
+}
+
+TEST(Vetting, AChildThatExitsWithoutFinishingIsARefusal) {
+  Vetter vetter(script("quit.sh", "echo 'method forward: ran' >&5; exit 0"), VetLimits{});
+  const std::vector<uint8_t> bytes = {1};
+  Status s = vetter.vet(bytes, {}, "hash-c");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidProgram);
+  EXPECT_NE(s.message().find("ended without finishing"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace et::server
