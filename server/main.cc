@@ -152,10 +152,11 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   std::unique_ptr<kserve::Listener> local = std::move(opened_local).value();
   local->set_name("unix:" + o.socket);
-  if (activated->grpc < 0) {
-    local->keep_file();  // removed at the end below, only while it is still ours
-    if (o.limits.socket_group >= 0) {
-      for (const std::string& path : {o.socket, o.socket + ".fd"}) {
+  if (activated->grpc < 0) local->keep_file();  // removed at the end, only if still ours
+  if (o.limits.socket_group >= 0) {
+    for (const auto& [path, ours] : {std::pair{o.socket, activated->grpc < 0},
+                                     std::pair{o.socket + ".fd", activated->fd < 0}}) {
+      if (ours) {  // systemd's sockets get their group from the unit (SocketGroup=)
         if (et::Status s = share_socket_with_group(path, static_cast<gid_t>(o.limits.socket_group));
             !s.ok()) {
           spdlog::error("{}", s.message());
@@ -206,6 +207,11 @@ int run(const et::server::Options& o, int ready_fd) {
     grpc::Server* s = server.get();
     local->start([s](int fd) { grpc::AddInsecureChannelFromFd(s, fd); });
   }
+  // On every way out from here, no connection is handed to a server already gone.
+  struct StopAccepting {
+    kserve::Listener& listener;
+    ~StopAccepting() { listener.stop(); }
+  } stop_accepting{*local};
   spdlog::info("et-serverd {} listening on unix:{}{}{}{} ({} compute threads)",
                ServiceCore::version(), o.socket,
                o.limits.socket_group >= 0

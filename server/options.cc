@@ -333,6 +333,11 @@ Result<Options> parse_options(int argc, char** argv) {
   if (!o.tls_cert.empty() && o.listen.empty()) {
     return invalid_argument("--tls-cert: TLS is for --listen HOST:PORT; give one");
   }
+  if (o.listen.rfind("unix", 0) == 0) {
+    return invalid_argument(fmt::format(
+        "--listen {}: --listen is for TCP (HOST:PORT); the daemon's Unix socket is --socket",
+        o.listen));
+  }
   if (!o.listen.empty() && o.tls_cert.empty() && !is_loopback_address(o.listen)) {
     return invalid_argument(fmt::format(
         "--listen {}: not a loopback address, and no TLS: session tokens and tensors would "

@@ -195,7 +195,7 @@ Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& cl
       for (const auto& [token, other] : sessions_) same_peer += other->peer_key == s->peer_key;
       if (same_peer >= limits_.max_sessions_per_peer) {
         return resource_exhausted(fmt::format(
-            "{} has {} sessions, the limit per host (--max-sessions-per-peer); close one",
+            "{} has {} sessions, the limit per host or user (--max-sessions-per-peer); close one",
             s->peer_key, same_peer));
       }
     }

@@ -98,6 +98,18 @@ Status install_seccomp() {
       SYS_close,
       SYS_fstat,
       SYS_lseek,
+      // What sanitizer runtimes do on a thread or a report: a pipe of its own (to probe
+      // whether memory is readable), signal stacks and handlers, their stack's limit.
+      SYS_pipe2,
+      SYS_sigaltstack,
+      SYS_rt_sigaction,
+      SYS_prlimit64,
+#ifdef SYS_getrlimit
+      SYS_getrlimit,
+#endif
+#ifdef SYS_pipe
+      SYS_pipe,
+#endif
 #ifdef SYS_newfstatat
       SYS_newfstatat,
 #endif
@@ -118,8 +130,10 @@ Status install_seccomp() {
   }
   prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
   sock_fprog fprog{static_cast<unsigned short>(prog.size()), prog.data()};
+  // TSYNC: every thread of the process gets the filter (a sanitizer's, or a pool's
+  // thread started before), or none does and this fails.
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) {
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog) != 0) {
     return internal_error(fmt::format("seccomp: {}", std::strerror(errno)));
   }
   return Status();
@@ -185,6 +199,8 @@ void exercise(const std::shared_ptr<const Program>& program, const VetLimits& li
 
 int vet_child_main(int argc, char** argv) {
   if (argc != 6) return 2;
+  (void)prctl(PR_SET_PDEATHSIG, SIGKILL);  // the daemon gone, so is its vetting
+  if (getppid() == 1) return 3;
   VetLimits limits;
   limits.max_method_bytes = std::strtoull(argv[2], nullptr, 10);
   limits.execution_deadline = std::chrono::milliseconds(std::strtoull(argv[3], nullptr, 10));
@@ -213,11 +229,13 @@ int vet_child_main(int argc, char** argv) {
   // Address space: a method's planned memory and outputs, the program twice (mapped and
   // what loading copies), and 1 GiB for the runtime's own.
   if (!kSanitized) {
-    set_limit(RLIMIT_AS, std::min<uint64_t>(limits.max_method_bytes, uint64_t{16} << 30) +
+    // The method's memory, and as much again for the zeros fed to it and its outputs.
+    set_limit(RLIMIT_AS, 2 * std::min<uint64_t>(limits.max_method_bytes, uint64_t{16} << 30) +
                              2 * mapped + (uint64_t{1} << 30));
   }
   const uint64_t seconds = static_cast<uint64_t>(limits.execution_deadline.count() / 1000) * 4 + 30;
-  set_limit(RLIMIT_CPU, seconds);
+  rlimit cpu{seconds, seconds + 5};  // SIGXCPU first, then SIGKILL
+  (void)setrlimit(RLIMIT_CPU, &cpu);
   set_limit(RLIMIT_CORE, 0);
   set_limit(RLIMIT_FSIZE, 0);
   if (Status s = install_seccomp(); !s.ok()) {
@@ -242,7 +260,11 @@ int vet_child_main(int argc, char** argv) {
     report("load: " + program.status().message());
     return 0;
   }
-  exercise(*program, limits);
+  try {
+    exercise(*program, limits);
+  } catch (const std::exception& e) {  // the daemon catches these too: an error, not a crash
+    report(fmt::format("exception: {}", e.what()));
+  }
   report("done");
   return 0;
 }
@@ -273,6 +295,26 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : fmt::format("signal {}", sig);
 }
 
+// Signals that come of the program itself, the same each time: remembered.
+bool deterministic(int sig) {
+  return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGSYS ||
+         sig == SIGABRT;
+}
+
+// Descriptors that close with this scope.
+struct Fds {
+  std::vector<int> fds;
+  ~Fds() {
+    for (int fd : fds) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  int add(int fd) {
+    fds.push_back(fd);
+    return fd;
+  }
+};
+
 }  // namespace
 
 Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> data,
@@ -284,14 +326,30 @@ Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> da
           "vetting: this program crashed the sandboxed process it was tried in before; refused");
     }
   }
+  // A few children at a time: each holds a core and memory while it runs.
+  Slot slot(*this);
+  if (!slot.held) {
+    return unavailable(
+        "vetting: every sandboxed child is busy trying other programs; try again shortly");
+  }
   const auto started = std::chrono::steady_clock::now();
-  const int program_fd = memfd_with(program, "et-vet-program");
-  const int data_fd = data.empty() ? -1 : memfd_with(data, "et-vet-data");
+  Fds fds;
+  // Above 10: dup2 onto 3, 4 and 5 in the child must not overwrite a source.
+  auto high = [&fds](int fd) {
+    if (fd < 0) return -1;
+    const int moved = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    close(fd);
+    return fds.add(moved);
+  };
+  const int program_fd = high(memfd_with(program, "et-vet-program"));
+  const int data_fd = data.empty() ? -1 : high(memfd_with(data, "et-vet-data"));
   int report_pipe[2] = {-1, -1};
-  if (program_fd < 0 || (!data.empty() && data_fd < 0) || pipe2(report_pipe, O_CLOEXEC) != 0) {
-    for (int fd : {program_fd, data_fd, report_pipe[0], report_pipe[1]}) {
-      if (fd >= 0) close(fd);
-    }
+  if (pipe2(report_pipe, O_CLOEXEC) == 0) {
+    report_pipe[0] = fds.add(report_pipe[0]);
+    report_pipe[1] = high(report_pipe[1]);
+  }
+  if (program_fd < 0 || (!data.empty() && data_fd < 0) || report_pipe[0] < 0 ||
+      report_pipe[1] < 0) {
     return internal_error(
         fmt::format("vetting: cannot hand the program to a child: {}", std::strerror(errno)));
   }
@@ -313,66 +371,99 @@ Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> da
                   const_cast<char*>(instructions.c_str()),
                   const_cast<char*>(data_fd >= 0 ? "data" : "none"),
                   nullptr};
+  // One compute thread: no pool threads exist when the filter goes on.
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) {
+    if (std::string_view(*e).rfind("ET_NUM_THREADS=", 0) != 0) env.push_back(*e);
+  }
+  env.push_back(const_cast<char*>("ET_NUM_THREADS=1"));
+  env.push_back(nullptr);
   pid_t pid = -1;
-  const int spawned = posix_spawn(&pid, daemon_.c_str(), &actions, nullptr, args, environ);
+  const int spawned = posix_spawn(&pid, daemon_.c_str(), &actions, nullptr, args, env.data());
   posix_spawn_file_actions_destroy(&actions);
-  close(program_fd);
-  if (data_fd >= 0) close(data_fd);
   close(report_pipe[1]);
+  fds.fds.erase(std::find(fds.fds.begin(), fds.fds.end(), report_pipe[1]));
   if (spawned != 0) {
-    close(report_pipe[0]);
     return internal_error(
         fmt::format("vetting: cannot start {}: {}", daemon_, std::strerror(spawned)));
   }
-  // Its report, until it closes (the child ends) or time is up: every method's load
-  // and execute, with room for loading a large program.
+  // Its report, until the child has ended or its time is up: loading, plus each method's
+  // load and execute (every line it reports gives it the time for one more).
   std::string reported;
-  const auto give_up = started + limits_.execution_deadline * 2 + limits_.load_allowance;
-  bool timed_out = false;
+  const auto per_step = limits_.execution_deadline + limits_.load_allowance;
+  auto give_up = started + per_step;
+  bool timed_out = false, open = true;
+  int status = 0;
   for (char chunk[4096];;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        give_up - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= give_up) {
       timed_out = true;
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
       break;
     }
     pollfd p{report_pipe[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR) break;
+    const int wait_ms =
+        open
+            ? static_cast<int>(std::min<int64_t>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(give_up - now).count(), 50))
+            : 10;
+    const int ready = open ? poll(&p, 1, wait_ms) : (poll(nullptr, 0, wait_ms), 0);
     if (ready <= 0) continue;
     const ssize_t n = read(report_pipe[0], chunk, sizeof(chunk));
-    if (n <= 0) break;
+    if (n <= 0) {
+      open = false;  // closed: the child ends (or closed it, and is waited for still)
+      continue;
+    }
     if (reported.size() < 65536) reported.append(chunk, static_cast<size_t>(n));
+    give_up = std::chrono::steady_clock::now() + per_step;
   }
-  close(report_pipe[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  // What the child wrote before it ended.
+  for (char chunk[4096]; open && reported.size() < 65536;) {
+    pollfd p{report_pipe[0], POLLIN, 0};
+    if (poll(&p, 1, 1000) <= 0) break;
+    const ssize_t n = read(report_pipe[0], chunk, sizeof(chunk));
+    if (n <= 0) break;
+    reported.append(chunk, static_cast<size_t>(n));
   }
+  return verdict(sha256, reported, status, timed_out, started);
+}
+
+Status Vetter::verdict(const std::string& sha256, std::string reported, int status, bool timed_out,
+                       std::chrono::steady_clock::time_point started) {
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  while (!reported.empty() && reported.back() == '\n') reported.pop_back();
   std::string why;
+  bool remember = false;
   if (timed_out) {
-    why = fmt::format("its first load and execute did not end within {} s",
-                      std::chrono::duration_cast<std::chrono::seconds>(give_up - started).count());
+    why = fmt::format(
+        "its first load and execute made no progress for {:.1f} s",
+        std::chrono::duration<double>(limits_.execution_deadline + limits_.load_allowance).count());
   } else if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
+    remember = deterministic(sig);
     why = fmt::format("the sandboxed process running its first load and execute was killed by {}{}",
                       signal_name(sig),
                       sig == SIGXCPU   ? " (its CPU time limit)"
                       : sig == SIGSYS  ? " (a system call the sandbox forbids)"
                       : sig == SIGKILL ? " (out of memory, or killed)"
                                        : " (it would have crashed the daemon)");
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+    // The environment, not the program (no seccomp in this container, no /proc).
+    return internal_error("vetting: the sandbox could not be set up: " + reported +
+                          " (et-serverd --vet off turns vetting off)");
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    remember = true;
     why = fmt::format("the sandboxed process exited with status {}: {}", WEXITSTATUS(status),
                       reported.empty() ? "no report" : reported);
-  } else if (reported.find("done\n") == std::string::npos &&
-             reported.find("load: ") == std::string::npos &&
+  } else if (!reported.ends_with("done") && reported.find("load: ") == std::string::npos &&
              reported.find("data file: ") == std::string::npos) {
     why = "the sandboxed process ended without finishing (" +
           (reported.empty() ? std::string("no report") : reported) + ")";
   }
-  while (!reported.empty() && reported.back() == '\n') reported.pop_back();
   for (size_t at = 0; (at = reported.find('\n', at)) != std::string::npos;) {
     reported.replace(at, 1, "; ");  // one log line
   }
@@ -381,7 +472,7 @@ Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> da
     return Status();
   }
   spdlog::warn("refused program {} after vetting ({:.0f} ms): {}", sha256.substr(0, 12), ms, why);
-  {
+  if (remember) {
     std::lock_guard<std::mutex> lock(mu_);
     if (refused_.size() < 4096) refused_.insert(sha256);
   }
@@ -389,6 +480,20 @@ Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> da
       "vetting: " + why +
       "; the program is refused (et-serverd tries a program it has not seen in a sandbox "
       "first, --vet). If it is a valid ExecuTorch program, please report it");
+}
+
+Vetter::Slot::Slot(Vetter& v) : vetter(v) {
+  std::unique_lock<std::mutex> lock(v.mu_);
+  held = v.freed_.wait_for(lock, std::chrono::seconds(30),
+                           [&v] { return v.running_ < v.max_children_; });
+  if (held) ++v.running_;
+}
+
+Vetter::Slot::~Slot() {
+  if (!held) return;
+  std::lock_guard<std::mutex> lock(vetter.mu_);
+  --vetter.running_;
+  vetter.freed_.notify_one();
 }
 
 }  // namespace et::server

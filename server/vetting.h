@@ -12,12 +12,15 @@
 // daemon's threads).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "runtime/status.h"
 
@@ -27,7 +30,8 @@ struct VetLimits {
   uint64_t max_method_bytes = uint64_t{8} << 30;         // as the daemon's --max-method-bytes
   std::chrono::milliseconds execution_deadline{60'000};  // per execute
   uint64_t max_instructions = 100'000'000;               // per execute
-  // The child is given 2 x execution_deadline plus this (loading, every method).
+  // Time the child may go without reporting progress: execution_deadline plus this
+  // (it reports once loaded and after each method).
   std::chrono::milliseconds load_allowance{60'000};
 };
 
@@ -38,16 +42,34 @@ class Vetter {
 
   // Ok when the sandboxed first load and execute of `program` (with its .ptd `data`,
   // maybe empty) ended without crashing or being killed. InvalidProgram naming the
-  // signal, limit or timeout otherwise (remembered by `sha256`: asked again, the same
-  // answer at once); Internal when no child could be started.
+  // signal, limit or timeout otherwise; Internal when no child could be started or the
+  // sandbox could not be set up.
+  // Unavailable when every child slot stayed busy for 30 s.
   Status vet(std::span<const uint8_t> program, std::span<const uint8_t> data,
              const std::string& sha256);
 
  private:
+  // One of max_children_ children running at once, waited for up to 30 s.
+  struct Slot {
+    explicit Slot(Vetter& v);
+    ~Slot();
+    Vetter& vetter;
+    bool held = false;
+  };
+  // The outcome of a child: its report, wait status, and whether it was killed on time.
+  Status verdict(const std::string& sha256, std::string reported, int status, bool timed_out,
+                 std::chrono::steady_clock::time_point started);
+
   std::string daemon_;
   VetLimits limits_;
+  const size_t max_children_ = std::max(1u, std::thread::hardware_concurrency() / 2);
   std::mutex mu_;
-  std::set<std::string> refused_;  // GUARDED_BY(mu_): hashes of refused programs
+  std::condition_variable freed_;
+  size_t running_ = 0;  // GUARDED_BY(mu_)
+  // Hashes of programs whose child died of a signal that comes of the program itself
+  // (SIGSEGV and the like): refused at once when sent again. Timeouts, out-of-memory
+  // kills and a sandbox that cannot be set up are not remembered.
+  std::set<std::string> refused_;  // GUARDED_BY(mu_)
 };
 
 // The child's side: `et-serverd --vet-child MAX_METHOD_BYTES DEADLINE_MS MAX_INSTRUCTIONS

@@ -145,3 +145,13 @@ def test_unreadable_or_wrong_tls_files_say_which():
         alone = start(d, "--listen", f"0.0.0.0:{port}", "--tls-cert", str(d / "not.pem"))
         out, _ = alone.communicate(timeout=30)
         assert alone.returncode == 2 and "--tls-cert and --tls-key go together" in out, out
+
+
+def test_listen_is_for_tcp_only():
+    with tempfile.TemporaryDirectory(prefix="et-tls-") as tmp:
+        d = Path(tmp)
+        make_certificates(d)
+        proc = start(d, "--listen", f"unix:{d / 'other.sock'}", "--tls-cert", str(d / "server.pem"),
+                     "--tls-key", str(d / "server.key"))
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "--listen is for TCP" in out, out

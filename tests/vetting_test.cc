@@ -92,7 +92,29 @@ TEST(Vetting, AChildThatNeverEndsIsKilledOnTime) {
   Status s = vetter.vet(bytes, {}, "hash-b");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(s.code(), StatusCode::kInvalidProgram);
-  EXPECT_NE(s.message().find("did not end within"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("made no progress for 0.4 s"), std::string::npos) << s.message();
+}
+
+TEST(Vetting, AChildThatClosesItsReportAndHangsIsKilledOnTime) {
+  VetLimits limits;
+  limits.execution_deadline = std::chrono::milliseconds(100);
+  limits.load_allowance = std::chrono::milliseconds(300);
+  Vetter vetter(script("close-and-hang.sh", "exec 5>&-; exec sleep 1000"), limits);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<uint8_t> bytes = {1};
+  Status s = vetter.vet(bytes, {}, "hash-d");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidProgram);
+  EXPECT_NE(s.message().find("made no progress"), std::string::npos) << s.message();
+}
+
+TEST(Vetting, ASandboxThatCannotBeSetUpIsNotTheProgramsFault) {
+  Vetter vetter(script("no-sandbox.sh", "echo 'seccomp: not here' >&5; exit 3"), VetLimits{});
+  const std::vector<uint8_t> bytes = {1};
+  Status s = vetter.vet(bytes, {}, "hash-e");
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("seccomp: not here"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("--vet off"), std::string::npos) << s.message();
 }
 
 TEST(Vetting, AChildThatExitsWithoutFinishingIsARefusal) {
