@@ -29,6 +29,7 @@
 #include "runtime/data_file.h"
 #include "runtime/method.h"
 #include "runtime/program.h"
+#include "runtime/sanitizers.h"
 #include "runtime/thread_pool.h"
 
 extern char** environ;
@@ -39,19 +40,6 @@ namespace {
 // ---- The child ----------------------------------------------------------------------
 
 constexpr int kProgramFd = 3, kDataFd = 4, kReportFd = 5;
-
-// Sanitizer runtimes reserve terabytes of address space: no RLIMIT_AS under them.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 void report(const std::string& line) {
   const std::string text = line + "\n";

@@ -19,6 +19,8 @@
 #include <latch>
 #include <thread>
 
+#include "runtime/sanitizers.h"
+
 namespace et::testing {
 namespace {
 
@@ -27,17 +29,7 @@ const std::string kModels = ET_FIXTURES_DIR;
 // Sanitizer runtimes keep freed memory (ASan's quarantine) and shadow memory, so RSS
 // says nothing about leaks there; LeakSanitizer does instead under ASan (a leak makes
 // the daemon's exit status 23). The RSS check runs in the normal build.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)  // GCC
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)  // clang
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using ::et::kSanitized;
 
 std::vector<float> floats(const std::string& bytes) {
   std::vector<float> v(bytes.size() / 4);

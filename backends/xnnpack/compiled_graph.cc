@@ -15,6 +15,7 @@
 #include "backends/xnnpack/shapes.h"
 #include "backends/xnnpack/xnnpack_limits.h"
 #include "backends/xnnpack/xnnpack_run.h"
+#include "runtime/sanitizers.h"
 #include "runtime/thread_pool.h"
 
 namespace et::xnn {
@@ -25,17 +26,7 @@ constexpr size_t kAlignment = 64;
 // Under ThreadSanitizer XNNPACK runs on the calling thread: XNNPACK and pthreadpool
 // are not instrumented, so TSan cannot see the synchronisation between XNNPACK's
 // workers and its caller and would report every handed-over buffer as a race.
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kThreadSanitizer = true;
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
+using ::et::kThreadSanitizer;
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
