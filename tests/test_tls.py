@@ -41,6 +41,18 @@ def make_certificates(d: Path) -> None:
                 "-CAcreateserial", "-days", "2", "-extfile", str(d / f"{name}.ext"), "-out", str(d / f"{name}.pem"))
 
 
+@pytest.fixture
+def certs():
+    """A directory with make_certificates()'s files."""
+    with tempfile.TemporaryDirectory(prefix="et-tls-") as tmp:
+        make_certificates(Path(tmp))
+        yield Path(tmp)
+
+
+def server_tls(d: Path) -> list[str]:
+    return ["--tls-cert", str(d / "server.pem"), "--tls-key", str(d / "server.key")]
+
+
 def serving(channel: grpc.Channel) -> str:
     try:
         answer = channel.unary_unary(HEALTH)(b"", timeout=5)
@@ -93,40 +105,34 @@ def test_plaintext_on_loopback_still_serves():
             stop(proc)
 
 
-def test_tls_serves_tls_clients_only():
-    with tempfile.TemporaryDirectory(prefix="et-tls-") as tmp:
-        d = Path(tmp)
-        make_certificates(d)
-        port = free_port()
-        proc = start(d, "--listen", f"0.0.0.0:{port}", "--tls-cert", str(d / "server.pem"),
-                     "--tls-key", str(d / "server.key"))
-        try:
-            trusted = grpc.ssl_channel_credentials(root_certificates=(d / "ca.pem").read_bytes())
-            assert serving(grpc.secure_channel(f"localhost:{port}", trusted)) == "SERVING"
-            assert serving(grpc.insecure_channel(f"localhost:{port}")) == "UNAVAILABLE"
-            # A client that does not trust the server's CA does not talk to it.
-            untrusted = grpc.ssl_channel_credentials(root_certificates=(d / "client.pem").read_bytes())
-            assert serving(grpc.secure_channel(f"localhost:{port}", untrusted)) == "UNAVAILABLE"
-        finally:
-            stop(proc)
+def test_tls_serves_tls_clients_only(certs):
+    d = certs
+    port = free_port()
+    proc = start(d, "--listen", f"0.0.0.0:{port}", *server_tls(d))
+    try:
+        trusted = grpc.ssl_channel_credentials(root_certificates=(d / "ca.pem").read_bytes())
+        assert serving(grpc.secure_channel(f"localhost:{port}", trusted)) == "SERVING"
+        assert serving(grpc.insecure_channel(f"localhost:{port}")) == "UNAVAILABLE"
+        # A client that does not trust the server's CA does not talk to it.
+        untrusted = grpc.ssl_channel_credentials(root_certificates=(d / "client.pem").read_bytes())
+        assert serving(grpc.secure_channel(f"localhost:{port}", untrusted)) == "UNAVAILABLE"
+    finally:
+        stop(proc)
 
 
-def test_mutual_tls_requires_a_client_certificate():
-    with tempfile.TemporaryDirectory(prefix="et-tls-") as tmp:
-        d = Path(tmp)
-        make_certificates(d)
-        port = free_port()
-        proc = start(d, "--listen", f"0.0.0.0:{port}", "--tls-cert", str(d / "server.pem"),
-                     "--tls-key", str(d / "server.key"), "--tls-client-ca", str(d / "ca.pem"))
-        try:
-            ca = (d / "ca.pem").read_bytes()
-            with_cert = grpc.ssl_channel_credentials(root_certificates=ca, private_key=(d / "client.key").read_bytes(),
-                                                     certificate_chain=(d / "client.pem").read_bytes())
-            assert serving(grpc.secure_channel(f"localhost:{port}", with_cert)) == "SERVING"
-            without = grpc.ssl_channel_credentials(root_certificates=ca)
-            assert serving(grpc.secure_channel(f"localhost:{port}", without)) == "UNAVAILABLE"
-        finally:
-            stop(proc)
+def test_mutual_tls_requires_a_client_certificate(certs):
+    d = certs
+    port = free_port()
+    proc = start(d, "--listen", f"0.0.0.0:{port}", *server_tls(d), "--tls-client-ca", str(d / "ca.pem"))
+    try:
+        ca = (d / "ca.pem").read_bytes()
+        with_cert = grpc.ssl_channel_credentials(root_certificates=ca, private_key=(d / "client.key").read_bytes(),
+                                                 certificate_chain=(d / "client.pem").read_bytes())
+        assert serving(grpc.secure_channel(f"localhost:{port}", with_cert)) == "SERVING"
+        without = grpc.ssl_channel_credentials(root_certificates=ca)
+        assert serving(grpc.secure_channel(f"localhost:{port}", without)) == "UNAVAILABLE"
+    finally:
+        stop(proc)
 
 
 def test_unreadable_or_wrong_tls_files_say_which():
@@ -147,11 +153,7 @@ def test_unreadable_or_wrong_tls_files_say_which():
         assert alone.returncode == 2 and "--tls-cert and --tls-key go together" in out, out
 
 
-def test_listen_is_for_tcp_only():
-    with tempfile.TemporaryDirectory(prefix="et-tls-") as tmp:
-        d = Path(tmp)
-        make_certificates(d)
-        proc = start(d, "--listen", f"unix:{d / 'other.sock'}", "--tls-cert", str(d / "server.pem"),
-                     "--tls-key", str(d / "server.key"))
-        out, _ = proc.communicate(timeout=30)
+def test_listen_is_for_tcp_only(certs):
+    proc = start(certs, "--listen", f"unix:{certs / 'other.sock'}", *server_tls(certs))
+    out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 2 and "--listen is for TCP" in out, out
