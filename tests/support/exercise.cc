@@ -13,9 +13,6 @@
 namespace et::testing {
 namespace {
 
-// Refuses inputs so large that exercising them would only test the allocator.
-constexpr size_t kMaxExerciseBytes = 64 << 20;
-
 struct Outcome {
   bool loaded = false;
   bool executed = false;  // execute() was called (and returned, whatever its status)
@@ -65,12 +62,12 @@ struct InputStorage {
 // buffer of exactly its bytes (writing past them is an ASan report); later rounds at
 // shapes within the bounds chosen by `seed`, some read-only, each ending a mapping as
 // if at the end of a segment (writing past faults).
-Status bind_round(Method& m, int round, uint64_t seed, InputStorage& storage) {
+Status bind_round(Method& m, int round, uint64_t seed, size_t max_bytes, InputStorage& storage) {
   std::vector<InputValue> inputs;
   for (size_t i = 0; i < m.meta().inputs.size(); ++i) {
     const ValueMeta& in = m.meta().inputs[i];
     if (in.kind == ValueKind::kTensor) {
-      if (in.tensor->nbytes > kMaxExerciseBytes) return invalid_argument("input too large");
+      if (in.tensor->nbytes > max_bytes) return invalid_argument("input too large");
       auto& shape = storage.shapes.emplace_back(in.tensor->sizes.begin(), in.tensor->sizes.end());
       size_t nbytes = element_size(in.tensor->dtype);
       for (size_t d = 0; d < shape.size(); ++d) {
@@ -118,9 +115,9 @@ void read_outputs(const Method& m) {
 }
 
 Outcome run_method(const std::shared_ptr<const Program>& program, const std::string& name,
-                   uint64_t seed) {
+                   uint64_t seed, const ExerciseOptions& options) {
   Outcome outcome;
-  auto method = Method::load(program, name, {.max_planned_bytes = kMaxExerciseBytes});
+  auto method = Method::load(program, name, {.max_planned_bytes = options.max_bytes});
   if (!method.ok()) return outcome;
   outcome.loaded = true;
   Method& m = **method;
@@ -134,7 +131,7 @@ Outcome run_method(const std::shared_ptr<const Program>& program, const std::str
   for (size_t i = 0; i < m.num_outputs(); ++i) {
     const ValueMeta& out = m.meta().outputs[i];
     if (out.tensor && !out.tensor->is_memory_planned && !m.output_is_input(i)) {
-      if (out.tensor->nbytes > kMaxExerciseBytes) return outcome;
+      if (out.tensor->nbytes > options.max_bytes) return outcome;
       auto& bytes = outputs.emplace_back(out.tensor->nbytes);
       (void)m.set_output_buffer(i, bytes.data(), bytes.size()).ok();
     }
@@ -142,7 +139,8 @@ Outcome run_method(const std::shared_ptr<const Program>& program, const std::str
   // Execute twice per binding, and bind twice: what one execute leaves behind (views,
   // frees, moves) must not reach the next, nor memory the next binding replaced.
   for (int round = 0; round < 2; ++round) {
-    if (!bind_round(m, round, seed, storage).ok()) continue;
+    if (!bind_round(m, round, seed, options.max_bytes, storage).ok()) continue;
+    if (!options.execute) continue;
     for (int run = 0; run < 2; ++run) {
       (void)m.execute().ok();
       outcome.executed = true;
@@ -154,7 +152,8 @@ Outcome run_method(const std::shared_ptr<const Program>& program, const std::str
 
 }  // namespace
 
-ExerciseResult exercise_program(std::span<const uint8_t> bytes, std::span<const uint8_t> data) {
+ExerciseResult exercise_program(std::span<const uint8_t> bytes, std::span<const uint8_t> data,
+                                const ExerciseOptions& options) {
   ExerciseResult result;
   std::shared_ptr<const DataFile> data_file;
   if (!data.empty()) {
@@ -173,7 +172,7 @@ ExerciseResult exercise_program(std::span<const uint8_t> bytes, std::span<const 
   if (!program.ok()) return result;
   result.program_loaded = true;
   for (const std::string& name : (*program)->method_names()) {
-    const Outcome outcome = run_method(*program, name, hash_of(bytes));
+    const Outcome outcome = run_method(*program, name, hash_of(bytes), options);
     result.methods_loaded += outcome.loaded;
     result.methods_executed += outcome.executed;
   }

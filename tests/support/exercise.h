@@ -7,10 +7,21 @@
 // returns an error: no crash, no sanitizer report.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
 namespace et::testing {
+
+struct ExerciseOptions {
+  // false: stop after binding inputs (load, method load and binding only: the loader
+  // fuzzer, many times faster).
+  bool execute = true;
+  // Largest planned memory, input or output a method may have to be driven. The bound
+  // on buffers bounds the work too: a matmul's multiply-adds are at most the square
+  // root of the product of its three operands' element counts.
+  size_t max_bytes = size_t{64} << 20;
+};
 
 struct ExerciseResult {
   bool program_loaded = false;
@@ -19,6 +30,7 @@ struct ExerciseResult {
 };
 
 // `data`: the program's external data file (.ptd) bytes; empty for none.
-ExerciseResult exercise_program(std::span<const uint8_t> bytes, std::span<const uint8_t> data = {});
+ExerciseResult exercise_program(std::span<const uint8_t> bytes, std::span<const uint8_t> data = {},
+                                const ExerciseOptions& options = {});
 
 }  // namespace et::testing
