@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <optional>
 #include <set>
 
 #include "runtime/exceptions.h"
@@ -499,8 +501,13 @@ Status Method::set_output_buffer(size_t index, void* data, size_t nbytes) {
   return Status();
 }
 
-Status Method::execute(const ExecuteLimits& limits) {
+Status Method::execute(const ExecuteLimits& limits, ExecuteProfile* profile) {
   has_outputs_ = false;
+  if (profile != nullptr) {
+    *profile = ExecuteProfile{};
+    profile->method = meta_->name;
+    profile->start_ns = profile_clock_ns();
+  }
   std::vector<size_t> unset;
   for (size_t i = 0; i < input_set_.size(); ++i) {
     if (!input_set_[i]) unset.push_back(i);
@@ -520,12 +527,33 @@ Status Method::execute(const ExecuteLimits& limits) {
   }
   undo_execution_changes();
   uint64_t budget = limits.max_instructions;  // for all chains together
-  for (size_t c = 0; c < chains_.size(); ++c) ET_RETURN_IF_ERROR(run_chain(c, limits, budget));
-  has_outputs_ = true;
-  return Status();
+  Status status;
+  for (size_t c = 0; c < chains_.size() && status.ok(); ++c) {
+    status = run_chain(c, limits, budget, profile);
+  }
+  if (profile != nullptr) profile->end_ns = profile_clock_ns();
+  has_outputs_ = status.ok();
+  return status;
 }
 
-Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget) {
+std::string Method::tensor_args(const Step& step) {
+  std::string out;
+  for (size_t i = 0; i < step.args.size(); ++i) {
+    const Value* v = step.args[i];
+    // An out variant names its output twice (the out argument, then the result).
+    if (!v->is_tensor() || std::find(step.args.begin(), step.args.begin() + static_cast<long>(i),
+                                     v) != step.args.begin() + static_cast<long>(i)) {
+      continue;
+    }
+    const Tensor& t = v->to_tensor();
+    fmt::format_to(std::back_inserter(out), "{}{}[{}]", out.empty() ? "" : ", ",
+                   scalar_type_name(t.dtype()), fmt::join(t.sizes(), ", "));
+  }
+  return out;
+}
+
+Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget,
+                         ExecuteProfile* profile) {
   const std::vector<Step>& steps = chains_[c];
   const bool timed = limits.deadline != std::chrono::steady_clock::time_point::max();
   size_t pc = 0;
@@ -554,7 +582,18 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
     switch (step.kind) {
       case Step::Kind::kKernel: {
         KernelContext ctx(op_names_[step.target], step.args, &temp_, &rebound_);
+        const int64_t started = profile != nullptr ? profile_clock_ns() : 0;
         status = catch_exceptions("", [&] { return step.fn(ctx); });
+        if (profile != nullptr) {
+          const int64_t ended = profile_clock_ns();
+          ProfileEvent& e = profile->events.emplace_back();
+          e.start_ns = started;
+          e.end_ns = ended;
+          e.name = op_names_[step.target];
+          e.chain = static_cast<uint32_t>(c);
+          e.instruction = static_cast<uint32_t>(pc);
+          e.args = tensor_args(step);
+        }
         temp_.reset();
         if (rebound_.size() > 2 * tensors_.size() + 64) {
           // A loop re-views the same tensors: keep the list as long as the method's.
@@ -572,7 +611,23 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
       }
       case Step::Kind::kDelegate: {
         KernelContext ctx(meta_->backends[step.target], step.args, &temp_, &rebound_);
+        size_t event = 0;
+        std::optional<DelegateProfile> reported;
+        if (profile != nullptr) {
+          // The call's event comes before the steps the delegate reports.
+          event = profile->events.size();
+          ProfileEvent& e = profile->events.emplace_back();
+          e.kind = ProfileEvent::Kind::kDelegate;
+          e.name = meta_->backends[step.target];
+          e.args = fmt::format("delegate {}", step.target);
+          e.chain = static_cast<uint32_t>(c);
+          e.instruction = static_cast<uint32_t>(pc);
+          reported.emplace(*profile, e.chain, e.instruction);
+          ctx.set_profile(&*reported);
+          e.start_ns = profile_clock_ns();
+        }
         status = catch_exceptions("", [&] { return delegates_[step.target]->execute(ctx); });
+        if (profile != nullptr) profile->events[event].end_ns = profile_clock_ns();
         temp_.reset();
         if (!status.ok()) {
           return status.with_context(fmt::format("method '{}', instruction {}:{} (delegate {})",

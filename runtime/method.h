@@ -97,7 +97,10 @@ class Method {
   // a buffer) when not ready; otherwise the first failing instruction's error, with
   // its position and operator. DeadlineExceeded past limits.deadline, Unavailable
   // once limits.cancelled is set; ResourceExhausted after limits.max_instructions.
-  Status execute(const ExecuteLimits& limits = {});
+  // With `profile`, it is reset and then receives the execute's times: every kernel
+  // and delegate instruction, and the steps delegates report (runtime/profile.h);
+  // events recorded before an error stay.
+  Status execute(const ExecuteLimits& limits = {}, ExecuteProfile* profile = nullptr);
 
   // Output `index` of the last successful execute(). FailedPrecondition before one,
   // or after an input changed since.
@@ -112,7 +115,10 @@ class Method {
   Status build_values();
   Status build_steps(const KernelRegistry& kernels, const BackendRegistry& backends);
   Status bind_tensor_input(size_t index, const TensorView& view);
-  Status run_chain(size_t chain, const ExecuteLimits& limits, uint64_t& budget);
+  Status run_chain(size_t chain, const ExecuteLimits& limits, uint64_t& budget,
+                   ExecuteProfile* profile);
+  // The tensor arguments of a kernel step, for its profile event.
+  static std::string tensor_args(const Step& step);
   // Records where each tensor's memory lives at rest, and what moves may overwrite.
   void record_homes();
   // Undoes what the last execute changed in the value table (see the header comment).

@@ -84,6 +84,20 @@ size_t BackendCache::size() const {
 Result<std::shared_ptr<const Program>> Program::load(std::shared_ptr<const ProgramBytes> bytes,
                                                      std::shared_ptr<const DataFile> data) {
   if (bytes == nullptr) return invalid_argument("no program bytes");
+  if (!is_bundled_program(bytes->bytes())) {
+    ET_ASSIGN_OR_RETURN(std::shared_ptr<Program> program,
+                        load_plain(std::move(bytes), std::move(data)));
+    return std::shared_ptr<const Program>(std::move(program));
+  }
+  ET_ASSIGN_OR_RETURN(BundledProgramParts parts, parse_bundled_program(std::move(bytes)));
+  auto program = load_plain(std::move(parts.program), std::move(data));
+  if (!program.ok()) return program.status().with_context("the program inside the bundle");
+  (*program)->bundled_ = std::move(parts.tests);
+  return std::shared_ptr<const Program>(std::move(program).value());
+}
+
+Result<std::shared_ptr<Program>> Program::load_plain(std::shared_ptr<const ProgramBytes> bytes,
+                                                     std::shared_ptr<const DataFile> data) {
   const std::span<const uint8_t> file = bytes->bytes();
   ET_ASSIGN_OR_RETURN(PteHeader header, parse_pte_header(file));
 
@@ -111,7 +125,7 @@ Result<std::shared_ptr<const Program>> Program::load(std::shared_ptr<const Progr
   program->header_ = header;
   program->root_ = root;
   ET_RETURN_IF_ERROR(program->build_metas());
-  return std::shared_ptr<const Program>(std::move(program));
+  return program;
 }
 
 Result<std::shared_ptr<const Program>> Program::load_file(const std::string& path,

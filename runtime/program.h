@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/bundled_program.h"
 #include "runtime/data_file.h"
 #include "runtime/method_meta.h"
 #include "runtime/program_bytes.h"
@@ -54,7 +55,9 @@ class BackendCache {
 class Program {
  public:
   // Verifies and loads a program from its bytes, with `data`, the external data file
-  // (.ptd) it was exported with, when it keeps tensors there (nullptr: none).
+  // (.ptd) it was exported with, when it keeps tensors there (nullptr: none). A bundled
+  // program (.bpte) loads as the program it carries, its test cases kept
+  // (bundled_tests()); a corrupt bundle is InvalidProgram naming what is wrong.
   // Errors: every container error of parse_pte_header(), InvalidProgram naming the
   // first inconsistency found, InvalidArgument for a program that needs a .ptd and got
   // none or a .ptd that lacks or mismatches one of its tensors (naming it),
@@ -73,6 +76,8 @@ class Program {
   Result<const MethodMeta*> method_meta(std::string_view name) const;
 
   uint32_t version() const;
+  // The test cases of a bundled program (.bpte); nullptr for a plain .pte.
+  const std::shared_ptr<const BundledTests>& bundled_tests() const { return bundled_; }
   std::span<const uint8_t> bytes() const { return bytes_->bytes(); }
   const std::shared_ptr<const ProgramBytes>& shared_bytes() const { return bytes_; }
   const BackendCache& backend_cache() const { return backend_cache_; }
@@ -97,10 +102,13 @@ class Program {
 
  private:
   Program() = default;
+  static Result<std::shared_ptr<Program>> load_plain(std::shared_ptr<const ProgramBytes> bytes,
+                                                     std::shared_ptr<const DataFile> data);
   Status build_metas();
 
   std::shared_ptr<const ProgramBytes> bytes_;
   std::shared_ptr<const DataFile> data_;
+  std::shared_ptr<const BundledTests> bundled_;
   PteHeader header_;
   const fb::Program* root_ = nullptr;
   std::vector<MethodMeta> metas_;

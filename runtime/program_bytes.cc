@@ -60,6 +60,15 @@ std::shared_ptr<const ProgramBytes> ProgramBytes::adopt(std::vector<uint8_t> byt
   return out;
 }
 
+std::shared_ptr<const ProgramBytes> ProgramBytes::part_of(std::shared_ptr<const ProgramBytes> whole,
+                                                          std::span<const uint8_t> part) {
+  auto out = std::shared_ptr<ProgramBytes>(new ProgramBytes());
+  out->data_ = part.data();
+  out->size_ = part.size();
+  out->whole_ = std::move(whole);
+  return out;
+}
+
 ProgramBytes::~ProgramBytes() {
   if (mapping_ != nullptr) ::munmap(mapping_, mapping_size_);
 }

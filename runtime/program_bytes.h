@@ -27,6 +27,11 @@ class ProgramBytes {
   // Takes ownership of `bytes` (operator new storage is aligned to 16 on supported hosts).
   static std::shared_ptr<const ProgramBytes> adopt(std::vector<uint8_t> bytes);
 
+  // The bytes `part` of `whole` (REQUIRES: within whole->bytes()), keeping `whole` alive:
+  // the program embedded in a bundled program, without a copy.
+  static std::shared_ptr<const ProgramBytes> part_of(std::shared_ptr<const ProgramBytes> whole,
+                                                     std::span<const uint8_t> part);
+
   ~ProgramBytes();
   ProgramBytes(const ProgramBytes&) = delete;
   ProgramBytes& operator=(const ProgramBytes&) = delete;
@@ -41,6 +46,7 @@ class ProgramBytes {
   void* mapping_ = nullptr;  // munmap'ed on destruction when set
   size_t mapping_size_ = 0;
   std::vector<uint8_t> owned_;
+  std::shared_ptr<const ProgramBytes> whole_;  // part_of(): what `data_` points into
 };
 
 }  // namespace et

@@ -34,8 +34,8 @@ Status check_identifier(std::string_view id) {
   if (id == kProgramIdentifier) return Status();
   if (id == kBundledIdentifier) {
     return invalid_argument(
-        "this is a bundled program (identifier 'BP08'), not a plain .pte: load the program "
-        "it carries, or export the model without bundling");
+        "a bundled program (identifier 'BP08') where a plain .pte must be: Program::load() "
+        "unwraps one bundle, not a bundle inside a bundle");
   }
   if (id.substr(0, 2) == "ET") {
     return incompatible_version(fmt::format(

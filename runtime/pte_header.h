@@ -29,8 +29,8 @@ struct PteHeader {
 // Verifies the container of a .pte file held in `file` (the whole file).
 // Errors: InvalidProgram for a truncated or inconsistent container (the message
 // names the field and the bytes involved); IncompatibleVersion for another 'ET??'
-// identifier; InvalidArgument for a bundled program ('BP08') or a file that is not
-// an ExecuTorch program at all.
+// identifier; InvalidArgument for a bundled program ('BP08': Program::load() unwraps
+// those before this is called) or a file that is not an ExecuTorch program at all.
 Result<PteHeader> parse_pte_header(std::span<const uint8_t> file);
 
 }  // namespace et

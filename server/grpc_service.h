@@ -45,6 +45,12 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
                                pb::DescribeProgramResponse* resp) override;
   grpc::Status UnloadProgram(grpc::ServerContext*, const pb::UnloadProgramRequest* req,
                              pb::UnloadProgramResponse* resp) override;
+  grpc::Status VerifyProgram(grpc::ServerContext*, const pb::VerifyProgramRequest* req,
+                             pb::VerifyProgramResponse* resp) override;
+  grpc::Status StartProfile(grpc::ServerContext*, const pb::StartProfileRequest* req,
+                            pb::StartProfileResponse* resp) override;
+  grpc::Status StopProfile(grpc::ServerContext*, const pb::StopProfileRequest* req,
+                           pb::StopProfileResponse* resp) override;
   grpc::Status LoadMethod(grpc::ServerContext*, const pb::LoadMethodRequest* req,
                           pb::LoadMethodResponse* resp) override;
   grpc::Status DropMethod(grpc::ServerContext*, const pb::DropMethodRequest* req,

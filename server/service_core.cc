@@ -12,6 +12,9 @@
 #include <utility>
 
 #include "proto/protocol_version.h"
+#include "runtime/bundled_verify.h"
+#include "runtime/chrome_trace.h"
+#include "runtime/etdump.h"
 #include "runtime/exceptions.h"
 #include "runtime/printable.h"
 #include "runtime/thread_pool.h"
@@ -400,6 +403,13 @@ Status ServiceCore::fill_program_info(const RegisteredProgram& p, uint64_t id,
     ET_ASSIGN_OR_RETURN(const MethodMeta* meta, p.program->method_meta(name));
     to_proto(*meta, *out.add_methods());
   }
+  if (const auto& tests = p.program->bundled_tests()) {
+    for (const BundledMethodSuite& suite : tests->suites) {
+      pb::BundledSuite& entry = *out.add_bundled_tests();
+      entry.set_method_name(suite.method);
+      entry.set_cases(static_cast<uint32_t>(suite.cases.size()));
+    }
+  }
   return Status();
 }
 
@@ -540,6 +550,44 @@ Status ServiceCore::describe_program(const pb::DescribeProgramRequest& req,
   ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p,
                       program_for(*s, req.program_id()));
   return fill_program_info(*p, req.program_id(), *resp.mutable_info());
+}
+
+Status ServiceCore::verify_program(const pb::VerifyProgramRequest& req,
+                                   pb::VerifyProgramResponse& resp) {
+  const auto arrived = std::chrono::steady_clock::now();
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p,
+                      program_for(*s, req.program_id()));
+  VerifyOptions options;
+  if (req.has_rtol()) options.tolerance.rtol = req.rtol();
+  if (req.has_atol()) options.tolerance.atol = req.atol();
+  options.method = req.method_name();
+  options.method_options.max_planned_bytes = limits_.max_method_bytes;
+  options.limits.deadline = arrived + limits_.request_deadline;
+  options.limits.max_instructions = limits_.max_instructions;
+  ET_ASSIGN_OR_RETURN(VerifyReport report, verify_bundled(p->program, options));
+  resp.set_rtol(report.tolerance.rtol);
+  resp.set_atol(report.tolerance.atol);
+  resp.set_passed(static_cast<uint32_t>(report.num_passed()));
+  for (const CaseResult& c : report.cases) {
+    pb::VerifyCase& out = *resp.add_cases();
+    out.set_method_name(c.method);
+    out.set_case_index(static_cast<uint32_t>(c.case_index));
+    out.set_passed(c.passed());
+    if (!c.status.ok()) out.set_error(c.status.to_string());
+    for (const OutputCheck& o : c.outputs) {
+      pb::VerifyOutput& check = *out.add_outputs();
+      check.set_index(static_cast<uint32_t>(o.index));
+      check.set_passed(o.passed);
+      check.set_elements(o.elements);
+      check.set_mismatched(o.mismatched);
+      check.set_max_abs_error(o.max_abs_error);
+      check.set_max_rel_error(o.max_rel_error);
+      check.set_problem(o.problem);
+    }
+  }
+  return Status();
 }
 
 Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
@@ -802,8 +850,16 @@ Status ServiceCore::execute_locked(const std::atomic<bool>& cancelled, MethodSlo
                                    uint64_t& micros) {
   executes_.fetch_add(1, std::memory_order_relaxed);
   const auto start = std::chrono::steady_clock::now();
+  ExecuteProfile* profile = nullptr;
+  if (slot.profiling != nullptr) {
+    if (slot.profiling->executes.size() < slot.profiling->max_executes) {
+      profile = &slot.profiling->executes.emplace_back();
+    } else {
+      ++slot.profiling->dropped;
+    }
+  }
   Status status = slot.method->execute(
-      {start + limits_.execution_deadline, &cancelled, limits_.max_instructions});
+      {start + limits_.execution_deadline, &cancelled, limits_.max_instructions}, profile);
   const auto took =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
@@ -830,6 +886,57 @@ Status ServiceCore::collect_outputs(
         placements.empty() ? nullptr : &placements[static_cast<int>(i)];
     ET_RETURN_IF_ERROR(encode_output(i, *v, where, lookup, *out.Add()));
   }
+  return Status();
+}
+
+Status ServiceCore::start_profile(const pb::StartProfileRequest& req) {
+  constexpr uint32_t kDefaultExecutes = 1000, kMostExecutes = 100'000;
+  if (req.max_executes() > kMostExecutes) {
+    return invalid_argument(fmt::format("max_executes: {} is above the most a profile keeps, {}",
+                                        req.max_executes(), kMostExecutes));
+  }
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
+  return with_method(*slot, [&] {
+    slot->profiling = std::make_unique<MethodSlot::Profiling>();
+    slot->profiling->max_executes = req.max_executes() == 0 ? kDefaultExecutes : req.max_executes();
+    return Status();
+  });
+}
+
+Status ServiceCore::stop_profile(const pb::StopProfileRequest& req, pb::StopProfileResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
+  std::unique_ptr<MethodSlot::Profiling> profiling;
+  ET_RETURN_IF_ERROR(with_method(*slot, [&] {
+    profiling = std::move(slot->profiling);
+    return Status();
+  }));
+  if (profiling == nullptr) {
+    return failed_precondition("the method is not being profiled: call StartProfile first");
+  }
+  const ProfileSummary summary = ProfileSummary::of(profiling->executes);
+  resp.set_executes(summary.executes);
+  resp.set_dropped(profiling->dropped);
+  resp.set_execute_ns(static_cast<uint64_t>(summary.execute_ns));
+  for (const ProfileRow& row : summary.rows) {
+    pb::ProfileRow& out = *resp.add_rows();
+    out.set_kind(profile_event_kind_name(row.kind));
+    out.set_name(row.name);
+    out.set_args(row.args);
+    out.set_calls(row.calls);
+    out.set_total_ns(static_cast<uint64_t>(row.total_ns));
+    out.set_min_ns(static_cast<uint64_t>(row.min_ns));
+    out.set_max_ns(static_cast<uint64_t>(row.max_ns));
+  }
+  resp.set_table(summary.table());
+  if (req.etdump()) {
+    const std::vector<uint8_t> etdump = etdump_bytes(profiling->executes);
+    resp.set_etdump(etdump.data(), etdump.size());
+  }
+  if (req.chrome_trace()) resp.set_chrome_trace(chrome_trace_json(profiling->executes));
   return Status();
 }
 

@@ -140,12 +140,21 @@ class ServiceCore {
   Status list_programs(const pb::ListProgramsRequest& req, pb::ListProgramsResponse& resp);
   Status describe_program(const pb::DescribeProgramRequest& req, pb::DescribeProgramResponse& resp);
   Status unload_program(const pb::UnloadProgramRequest& req);
+  // Runs a bundled program's test cases (runtime/bundled_verify.h). Each execute is
+  // bounded by the execution limits; all of them together by the request deadline
+  // (cases it leaves unrun are reported DeadlineExceeded).
+  Status verify_program(const pb::VerifyProgramRequest& req, pb::VerifyProgramResponse& resp);
   Status load_method(const pb::LoadMethodRequest& req, pb::LoadMethodResponse& resp);
   Status drop_method(const pb::DropMethodRequest& req);
   Status set_inputs(const pb::SetInputsRequest& req);
   Status execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp);
   Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp);
   Status run(const pb::RunRequest& req, pb::RunResponse& resp);
+  // Profiles the method's executes from now on (InvalidArgument for max_executes above
+  // 100000); starting again discards what was recorded.
+  Status start_profile(const pb::StartProfileRequest& req);
+  // FailedPrecondition when the method is not being profiled.
+  Status stop_profile(const pb::StopProfileRequest& req, pb::StopProfileResponse& resp);
   Status drop_segment(const pb::DropSegmentRequest& req);
   // `peer` as gRPC names it: remote peers get the version and uptime only.
   // `admitted` false (a local user the daemon does not serve): as for remote peers.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/method.h"
+#include "runtime/profile.h"
 #include "server/fast_channel.h"
 #include "server/metrics/metrics.h"
 #include "server/program_registry.h"
@@ -44,6 +45,13 @@ struct MethodSlot {
   std::vector<DecodedInput> inputs;
   // Unplanned outputs' memory: calloc'd, so pages are touched only when written.
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> output_buffers;
+  // StartProfile..StopProfile: the executes profiled so far (nullptr: not profiling).
+  struct Profiling {
+    size_t max_executes = 0;
+    uint64_t dropped = 0;
+    std::vector<ExecuteProfile> executes;
+  };
+  std::unique_ptr<Profiling> profiling;
   // The metrics series of this instance's calls, by transport (metrics::CallScope).
   std::array<std::atomic<metrics::CallSeries*>, metrics::kTransports> metric_series{};
 

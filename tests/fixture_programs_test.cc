@@ -7,6 +7,7 @@
 #include <iterator>
 #include <vector>
 
+#include "runtime/program.h"
 #include "runtime/pte_header.h"
 
 namespace et {
@@ -42,14 +43,19 @@ TEST(FixturePrograms, EveryPteHasAValidContainer) {
   EXPECT_GT(with_segments, 0u);
 }
 
-TEST(FixturePrograms, BundledProgramsAreRecognised) {
+TEST(FixturePrograms, BundledProgramsLoadAsTheirProgram) {
   auto bundled = fixtures_with_extension(".bpte");
   ASSERT_FALSE(bundled.empty());
   for (const auto& path : bundled) {
+    // The container parser alone refuses them; Program::load unwraps them.
     auto header = parse_pte_header(read_file(path));
     ASSERT_FALSE(header.ok()) << path;
     EXPECT_NE(header.status().message().find("bundled"), std::string::npos)
         << header.status().message();
+    auto program = Program::load_file(path);
+    ASSERT_TRUE(program.ok()) << path << ": " << program.status().to_string();
+    ASSERT_NE((*program)->bundled_tests(), nullptr) << path;
+    EXPECT_GT((*program)->bundled_tests()->num_cases(), 0u) << path;
   }
 }
 

@@ -18,7 +18,8 @@ import tritonclient.utils.shared_memory as shm
 
 from conftest import MODELS, as_comparable, built_tool, manifest
 
-# Every fixture method but the bundled program's (which no model is made of).
+# Every fixture method but the bundled programs' (their programs run like any other;
+# what KServe adds is the same for them).
 CASES = [(m, meth) for m in manifest()["models"] if not m["bundled"] for meth in m["methods"]]
 CASE_IDS = [f"{m['name']}.{meth['name']}" for m, meth in CASES]
 BYTES = {"FP32": 4, "FP64": 8, "FP16": 2, "BF16": 2, "INT64": 8, "INT32": 4, "INT16": 2,

@@ -17,8 +17,7 @@ from conftest import MODELS, as_comparable, built_tool, data_args, manifest, run
 
 MANIFEST = manifest()
 CASES = [(m, meth) for m in MANIFEST["models"] for meth in m["methods"]]
-OUTCOMES = {"matched eager (host inputs)": 0, "matched eager (shared inputs)": 0,
-            "bundled, refused": 0}
+OUTCOMES = {"matched eager (host inputs)": 0, "matched eager (shared inputs)": 0}
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +44,6 @@ def client_run(sock, entry, method, calls, out_dir, shared):
 def test_fixture_through_the_cpp_client(daemon, transport, entry, method, shared, tmp_path):
     calls = [method] + method.get("subsequent_calls", [])
     result = client_run(daemon, entry, method, calls, tmp_path, shared)
-    if entry["bundled"]:
-        assert result.returncode == 1 and "bundled" in result.stderr, result.stderr
-        OUTCOMES["bundled, refused"] += 1
-        return
     assert result.returncode == 0, result.stderr
     assert f"transport {transport}" in result.stderr, result.stderr
     for k, call in enumerate(calls):

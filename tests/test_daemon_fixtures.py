@@ -15,7 +15,7 @@ from conftest import MODELS, as_comparable, built_tool, data_args, manifest, run
 
 MANIFEST = manifest()
 CASES = [(m, meth) for m in MANIFEST["models"] for meth in m["methods"]]
-OUTCOMES = {"matched eager (inline)": 0, "matched eager (segments)": 0, "bundled, refused": 0}
+OUTCOMES = {"matched eager (inline)": 0, "matched eager (segments)": 0}
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +37,6 @@ def daemon_run(sock, entry, method, call, out_dir, via_segments):
 @pytest.mark.parametrize("via_segments", [False, True], ids=["inline", "segments"])
 @pytest.mark.parametrize("entry,method", CASES, ids=[f"{m['name']}.{meth['name']}" for m, meth in CASES])
 def test_fixture_through_the_daemon(daemon, transport, entry, method, via_segments, tmp_path):
-    if entry["bundled"]:
-        result = daemon_run(daemon, entry, method, method, tmp_path, via_segments)
-        assert result.returncode == 1 and "bundled" in result.stderr, result.stderr
-        OUTCOMES["bundled, refused"] += 1
-        return
     # A fresh client (session) per call: later calls need no state of earlier ones
     # unless the method is stateful, whose first call is the one recorded.
     calls = [method] if method.get("stateful") else [method] + method.get("subsequent_calls", [])

@@ -59,10 +59,6 @@ def calls_to_check(method):
 
 @pytest.mark.parametrize("entry,method", CASES, ids=[f"{m['name']}.{meth['name']}" for m, meth in CASES])
 def test_fixture_through_et_run(entry, method, tmp_path):
-    if entry["bundled"]:
-        result = et_run(entry, method, method, tmp_path)
-        assert result.returncode == 1 and "bundled" in result.stderr, result.stderr
-        return
     if not runnable(method):
         result = et_run(entry, method, method, tmp_path)
         assert result.returncode == 1, f"expected a refusal, got {result.returncode}: {result.stderr}"
@@ -114,10 +110,9 @@ def test_the_floor_runs_and_matches(name, tmp_path):
 
 def test_info_lists_every_method():
     for entry in MANIFEST["models"]:
-        if entry["bundled"]:
-            continue
         out = subprocess.run([built_tool("et-run"), str(MODELS / entry["pte"]), *data_args(entry),
                               "--info"], capture_output=True, text=True, check=True).stdout
         for method in entry["methods"]:
             assert f"method {method['name']}\n" in out
         assert ("external data file:" in out) == ("ptd" in entry), out
+        assert ("\nbundled program: test cases for " in out) == entry["bundled"], out

@@ -16,7 +16,7 @@ import etclient
 from conftest import MODELS, as_comparable, data_path, manifest
 
 MANIFEST = manifest()
-CASES = [(m, meth) for m in MANIFEST["models"] if not m["bundled"] for meth in m["methods"]]
+CASES = [(m, meth) for m in MANIFEST["models"] for meth in m["methods"]]
 PATHS = ["numpy", "memoryview", "array", "dlpack", "capsule", "shared"]
 OUTCOMES = {f"matched eager ({p})": 0 for p in PATHS}
 ARRAY_CODES = {"float32": "f", "float64": "d", "int8": "b", "uint8": "B", "int16": "h",

@@ -2,13 +2,16 @@
 //
 //   et-bench MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]... [--warmup N]
 //   [--iterations N]
-//            [--instances N] [--hz N]
+//            [--instances N] [--hz N] [--profile] [--trace FILE.json] [--etdump FILE.etdp]
 //
 // --hz N paces the timed calls at N per second (as a control loop would call), instead
 // of back to back.
 // Inputs default to zeros of the declared shapes. Prints one JSON line:
 // {"model": ..., "method": ..., "iterations": N, "median_ms": ..., "min_ms": ..., "p90_ms": ...,
 // "p99_ms": ..., "max_ms": ...}
+// --profile times every operator, delegate call and delegate step of the timed
+// iterations and prints the table on stderr (the latencies above are then profiled
+// ones); --trace and --etdump write them as Chrome trace JSON and as an ETDump.
 // With --instances N it then loads N-1 more instances of the method, executes each
 // once, and adds "instances", "rss_mb_one" (resident memory with the first instance)
 // and "rss_mb_all" (with all N): what sharing per-program work saves.
@@ -27,6 +30,7 @@
 #include "runtime/method.h"
 #include "runtime/program.h"
 #include "tools/npy.h"
+#include "tools/profile_output.h"
 
 namespace {
 
@@ -63,6 +67,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> input_files;
   int warmup = 3, iterations = 20, instances = 0;
   double hz = 0;
+  et::tools::ProfileOutputs profile;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -78,13 +83,20 @@ int main(int argc, char** argv) {
       iterations = std::max(1, std::stoi(next()));
     } else if (arg == "--hz") {
       hz = std::max(0.0, std::stod(next()));
+    } else if (arg == "--profile") {
+      profile.table = stderr;
+    } else if (arg == "--trace") {
+      profile.trace_path = next();
+    } else if (arg == "--etdump") {
+      profile.etdump_path = next();
     } else if (arg == "--instances") {
       instances = std::max(1, std::stoi(next()));
     } else if (arg == "-h" || arg == "--help") {
       std::printf(
           "usage: et-bench MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]... "
           "[--warmup N] "
-          "[--iterations N] [--instances N] [--hz N]\n");
+          "[--iterations N] [--instances N] [--hz N] [--profile] [--trace FILE.json] "
+          "[--etdump FILE.etdp]\n");
       return 0;
     } else {
       model = arg;
@@ -140,11 +152,14 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<double> ms;
+  std::vector<et::ExecuteProfile> profiles;
   auto next_tick = std::chrono::steady_clock::now();
   for (int i = 0; i < warmup + iterations; ++i) {
     const auto start = std::chrono::steady_clock::now();
     if (et::Status s = m.set_inputs(inputs); !s.ok()) return fail(s);
-    if (et::Status s = m.execute(); !s.ok()) return fail(s);
+    et::ExecuteProfile* profiled =
+        profile.wanted() && i >= warmup ? &profiles.emplace_back() : nullptr;
+    if (et::Status s = m.execute({}, profiled); !s.ok()) return fail(s);
     const auto end = std::chrono::steady_clock::now();
     if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
     if (hz > 0) {
@@ -154,6 +169,10 @@ int main(int argc, char** argv) {
     }
   }
   std::sort(ms.begin(), ms.end());
+  if (profile.wanted()) {
+    if (et::Status s = et::tools::write_profile_outputs(profiles, profile, "et-bench"); !s.ok())
+      return fail(s);
+  }
   std::string memory;
   if (instances > 0) {
     const double one = rss_mb();

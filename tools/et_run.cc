@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -11,18 +12,22 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/bundled_verify.h"
 #include "runtime/kernel.h"
 #include "runtime/method.h"
 #include "runtime/program.h"
 #include "tools/layout.h"
 #include "tools/npy.h"
+#include "tools/profile_output.h"
 
 namespace et::tools {
 namespace {
 
 constexpr const char* kUsage = R"(usage:
   et-run MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]... [--output-dir DIR]
+         [--profile] [--repeat N] [--trace FILE.json] [--etdump FILE.etdp]
   et-run MODEL.pte [--data FILE.ptd] --info
+  et-run MODEL.bpte [--data FILE.ptd] --verify [--method NAME] [--rtol R] [--atol A]
   et-run --list-ops
   et-run --list-backends
 
@@ -38,11 +43,26 @@ outputs as DIR/0.npy, DIR/1.npy, ... (default DIR: the current directory).
                     programs that keep their weights outside the .pte.
   --info            print the program's methods and what each declares
                     (MethodMeta: inputs, outputs, operators, backends, memory).
+  --verify          run every test case of a bundled program (.bpte; with
+                    --method, only that method's) and compare each output with
+                    the one it expects: an element passes when |got - expected|
+                    <= atol + rtol * |expected| (default rtol 1e-05, atol 1e-08,
+                    ExecuTorch's defaults). Prints a line per case and output.
+                    A .bpte also runs like a .pte: its program is used.
+  --profile         time every operator, delegate call and delegate step (XNNPACK:
+                    each run of nodes in one XNNPACK runtime, each node run by our
+                    own kernels) and print a table, slowest first, with each
+                    operator's tensor arguments.
+  --repeat N        execute N times (default 1); the profile aggregates them.
+  --trace FILE      write the profile as Chrome trace JSON (Perfetto, chrome://tracing).
+  --etdump FILE     write the profile as an ETDump, which ExecuTorch's devtools read
+                    (executorch.devtools.Inspector(etdump_path=FILE)).
   --list-ops        print every registered operator, one name.overload per line.
   --list-backends   print every registered delegate backend id, one per line.
 
 Outputs are written in C order; bfloat16 outputs as uint16 bit patterns.
-Exit status: 0 on success, 1 on an error (printed on stderr), 2 on bad usage.
+Exit status: 0 on success, 1 on an error (printed on stderr), 2 on bad usage,
+3 when --verify finds a case that fails.
 )";
 
 struct Options {
@@ -52,6 +72,11 @@ struct Options {
   std::vector<std::string> inputs;
   std::string output_dir = ".";
   bool info = false;
+  bool verify = false;
+  ProfileOutputs profile;
+  int repeat = 1;
+  bool method_given = false;
+  Tolerance tolerance;
   bool list_ops = false;
   bool list_backends = false;
 };
@@ -115,6 +140,41 @@ void print_info(const Program& program, const std::string& path) {
       std::printf("  backends: %s\n", fmt::format("{}", fmt::join(m.backends, ", ")).c_str());
     }
   }
+  if (const auto& tests = program.bundled_tests()) {
+    std::vector<std::string> suites;
+    for (const BundledMethodSuite& s : tests->suites) {
+      suites.push_back(fmt::format("{} ({} case(s))", s.method, s.cases.size()));
+    }
+    std::printf("\nbundled program: test cases for %s (et-run --verify runs them)\n",
+                fmt::format("{}", fmt::join(suites, ", ")).c_str());
+  }
+}
+
+// Prints a line per case and output; returns 0 when every case passed, else 3.
+int print_verify_report(const VerifyReport& report, const std::string& path) {
+  std::printf("%s: %zu test case(s), rtol %g, atol %g\n", path.c_str(), report.cases.size(),
+              report.tolerance.rtol, report.tolerance.atol);
+  std::printf("%-16s %4s %6s  %-6s %13s %13s  %s\n", "method", "case", "output", "result",
+              "max abs err", "max rel err", "mismatched");
+  for (const CaseResult& c : report.cases) {
+    if (!c.status.ok()) {
+      std::printf("%-16s %4zu %6s  %-6s %s\n", c.method.c_str(), c.case_index, "-", "ERROR",
+                  c.status.to_string().c_str());
+      continue;
+    }
+    for (const OutputCheck& o : c.outputs) {
+      if (!o.problem.empty()) {
+        std::printf("%-16s %4zu %6zu  %-6s %s\n", c.method.c_str(), c.case_index, o.index, "FAIL",
+                    o.problem.c_str());
+        continue;
+      }
+      std::printf("%-16s %4zu %6zu  %-6s %13.3g %13.3g  %zu/%zu\n", c.method.c_str(), c.case_index,
+                  o.index, o.passed ? "pass" : "FAIL", o.max_abs_error, o.max_rel_error,
+                  o.mismatched, o.elements);
+    }
+  }
+  std::printf("%zu of %zu case(s) passed\n", report.num_passed(), report.cases.size());
+  return report.passed() ? 0 : 3;
 }
 
 // An input read from a file, in the memory the method will read.
@@ -258,6 +318,14 @@ int run(const Options& opt) {
     print_info(**program, opt.model);
     return 0;
   }
+  if (opt.verify) {
+    VerifyOptions options;
+    options.tolerance = opt.tolerance;
+    if (opt.method_given) options.method = opt.method;
+    auto report = verify_bundled(*program, options);
+    if (!report.ok()) return fail(report.status().with_context(opt.model));
+    return print_verify_report(*report, opt.model);
+  }
   auto method = Method::load(*program, opt.method);
   if (!method.ok()) return fail(method.status());
   Method& m = **method;
@@ -282,7 +350,14 @@ int run(const Options& opt) {
       if (!s.ok()) return fail(s);
     }
   }
-  if (Status s = m.execute(); !s.ok()) return fail(s);
+  std::vector<ExecuteProfile> profiles;
+  for (int r = 0; r < opt.repeat; ++r) {
+    ExecuteProfile* profile = opt.profile.wanted() ? &profiles.emplace_back() : nullptr;
+    if (Status s = m.execute({}, profile); !s.ok()) return fail(s);
+  }
+  if (opt.profile.wanted()) {
+    if (Status s = write_profile_outputs(profiles, opt.profile, "et-run"); !s.ok()) return fail(s);
+  }
   std::error_code ec;
   std::filesystem::create_directories(opt.output_dir, ec);
   if (ec)
@@ -315,6 +390,31 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--info") {
       opt.info = true;
+    } else if (arg == "--profile") {
+      opt.profile.table = stdout;
+    } else if (arg == "--repeat" || arg == "--trace" || arg == "--etdump") {
+      const char* v = value(arg.c_str());
+      if (v == nullptr) return usage_error(arg + " needs a value");
+      if (arg == "--trace") opt.profile.trace_path = v;
+      if (arg == "--etdump") opt.profile.etdump_path = v;
+      if (arg == "--repeat") {
+        char* end = nullptr;
+        const long n = std::strtol(v, &end, 10);
+        if (end == v || *end != '\0' || n < 1 || n > 1'000'000) {
+          return usage_error("--repeat needs a count from 1 to 1000000");
+        }
+        opt.repeat = static_cast<int>(n);
+      }
+    } else if (arg == "--verify") {
+      opt.verify = true;
+    } else if (arg == "--rtol" || arg == "--atol") {
+      const char* v = value(arg.c_str());
+      char* end = nullptr;
+      const double x = v == nullptr ? 0 : std::strtod(v, &end);
+      if (v == nullptr || end == v || *end != '\0' || !(x >= 0)) {
+        return usage_error(arg + " needs a number of zero or more");
+      }
+      (arg == "--rtol" ? opt.tolerance.rtol : opt.tolerance.atol) = x;
     } else if (arg == "--list-ops") {
       opt.list_ops = true;
     } else if (arg == "--list-backends") {
@@ -323,7 +423,10 @@ int main(int argc, char** argv) {
       const char* v = value(arg.c_str());
       if (v == nullptr) return usage_error(arg + " needs a value");
       if (arg == "--data") opt.data = v;
-      if (arg == "--method") opt.method = v;
+      if (arg == "--method") {
+        opt.method = v;
+        opt.method_given = true;
+      }
       if (arg == "--input") opt.inputs.emplace_back(v);
       if (arg == "--output-dir") opt.output_dir = v;
     } else if (!arg.empty() && arg[0] == '-') {

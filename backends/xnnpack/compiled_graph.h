@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/xnnpack/graph.h"
+#include "runtime/profile.h"
 #include "runtime/status.h"
 
 namespace et::xnn {
@@ -85,9 +86,12 @@ class CompiledGraph {
   size_t replicas() const;  // made so far
 
   // Runs the graph once. externals[i] is the buffer of external id i, sized by that
-  // value's declared dims (inputs read, outputs written).
+  // value's declared dims (inputs read, outputs written). With `profile`, each step is
+  // timed: a run of nodes compiled into one XNNPACK runtime as one step (Debian's
+  // XNNPACK times nothing inside a runtime), a node run by our own kernels as a step of
+  // its own; a step's debug id is its first node's debug handle.
   // Thread-safe: concurrent calls use different replicas.
-  Status run(std::span<void* const> externals) const;
+  Status run(std::span<void* const> externals, DelegateProfile* profile = nullptr) const;
 
   // This graph compiled for inputs of `input_dims` (one per graph input, in external id
   // order): the method's dynamic dims, each at most the declared one. Every node's

@@ -48,7 +48,8 @@ void configure(const Model& model, inference::ModelConfig& out) {
   out.set_max_batch_size(0);
   // The file the program came from: NAME.pte (flat layout) or model.pte (Triton's).
   const std::string& file = model.program()->name;
-  out.set_default_model_filename(file.ends_with(".pte") ? file : "model.pte");
+  out.set_default_model_filename(file.ends_with(".pte") || file.ends_with(".bpte") ? file
+                                                                                   : "model.pte");
   for (const TensorSpec& t : model.inputs()) {
     auto& m = *out.add_input();
     m.set_name(t.name);

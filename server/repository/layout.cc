@@ -54,7 +54,8 @@ std::vector<ProgramFile> versions_of(const std::string& model, const fs::path& m
   for (const auto& entry : fs::directory_iterator(model_dir, ec)) {
     uint64_t version = 0;
     if (!version_number(entry.path().filename().string(), version)) continue;
-    const fs::path pte = entry.path() / "model.pte";
+    fs::path pte = entry.path() / "model.pte";
+    if (!is_file(pte)) pte = entry.path() / "model.bpte";  // a bundled program
     if (!is_file(pte)) continue;
     const fs::path ptd = entry.path() / "model.ptd";
     out.push_back({model, version, pte.string(), is_file(ptd) ? ptd.string() : ""});
@@ -83,7 +84,7 @@ Result<Listing> list_repository(const std::string& dir) {
       if (!valid_model_name(file)) continue;
       auto versions = versions_of(file, path, listing.problems);
       if (!versions.empty()) by_model[file] = std::move(versions);
-    } else if (path.extension() == ".pte" && is_file(path)) {
+    } else if ((path.extension() == ".pte" || path.extension() == ".bpte") && is_file(path)) {
       const std::string model = path.stem().string();
       if (!valid_model_name(model)) {
         listing.problems.push_back(
@@ -92,6 +93,12 @@ Result<Listing> list_repository(const std::string& dir) {
       }
       fs::path ptd = path;
       ptd.replace_extension(".ptd");
+      if (auto other = flat.find(model); other != flat.end()) {
+        listing.problems.push_back(fmt::format(
+            "{}.pte and {}.bpte both name model {}: {}.pte is served; rename or remove one",
+            printable(model), printable(model), printable(model), printable(model)));
+        if (path.extension() == ".bpte") continue;
+      }
       flat[model] = {model, 0, path.string(), is_file(ptd) ? ptd.string() : ""};
     }
   }

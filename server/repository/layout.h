@@ -2,6 +2,8 @@
 // - flat: DIR/NAME.pte, with DIR/NAME.ptd beside it as its external data file;
 // - Triton's: DIR/NAME/VERSION/model.pte (model.ptd beside it), VERSION a positive
 //   integer; other files (config.pbtxt, README) are ignored.
+// A bundled program serves as its program: NAME.bpte or model.bpte in place of the
+// .pte (NAME.pte wins over NAME.bpte, with a problem reported).
 // A directory may mix them; a flat NAME.pte beside a Triton directory NAME is shadowed
 // by the directory.
 #pragma once
@@ -30,7 +32,7 @@ Result<FileStamp> stamp_of(const std::string& path);
 struct ProgramFile {
   std::string model;      // NAME
   uint64_t version = 0;   // the Triton version directory; 0 in the flat layout
-  std::string path;       // the .pte
+  std::string path;       // the .pte (or .bpte)
   std::string data_path;  // the .ptd, or empty
   bool flat() const { return version == 0; }
 };

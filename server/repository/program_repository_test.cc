@@ -104,6 +104,27 @@ TEST_F(Repo, ListsBothLayoutsAndReportsShadowedFiles) {
   EXPECT_EQ(list_repository((dir_ / "missing").string()).status().code(), StatusCode::kIoError);
 }
 
+TEST_F(Repo, BundledProgramsServeAsTheirPrograms) {
+  write_file(dir_ / "checked.bpte", bytes_of(fixture("mlp_bundled.bpte")));
+  write_file(dir_ / "cnn" / "2" / "model.bpte", bytes_of(fixture("cnn_bundled_xnnpack.bpte")));
+  write_file(dir_ / "twice.pte", bytes_of(fixture("mlp.pte")));
+  write_file(dir_ / "twice.bpte", bytes_of(fixture("mlp_bundled.bpte")));
+  auto listing = list_repository(dir_.string()).value();
+  ASSERT_EQ(listing.files.size(), 3u);
+  EXPECT_EQ(listing.files[0].path, (dir_ / "checked.bpte").string());
+  EXPECT_EQ(listing.files[1].path, (dir_ / "cnn" / "2" / "model.bpte").string());
+  EXPECT_EQ(listing.files[2].path, (dir_ / "twice.pte").string());
+  ASSERT_EQ(listing.problems.size(), 1u);
+  EXPECT_NE(listing.problems[0].find("twice.pte and twice.bpte both name model twice"),
+            std::string::npos)
+      << listing.problems[0];
+  ASSERT_TRUE(open(ModelControl::kNone).start().ok());
+  auto checked = repo_->served("checked");
+  ASSERT_NE(checked, nullptr);
+  ASSERT_NE(checked->program->bundled_tests(), nullptr);
+  EXPECT_EQ(version_of("cnn"), 2u);
+}
+
 TEST_F(Repo, NoneModeLoadsEverythingSkipsABadFileAndRefusesRequests) {
   write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
   write_file(dir_ / "broken.pte", {'n', 'o', 't', ' ', 'a', ' ', 'p', 't', 'e'});

@@ -290,10 +290,18 @@ def write_bundled(pm, spec: ModelSpec, calls_by_method: dict, path: Path) -> Non
     from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
 
+    def expected(outputs, delta):  # spec.bundled_perturb: a deliberately wrong case
+        if not delta:
+            return list(outputs)
+        return [o + delta if isinstance(o, torch.Tensor) and o.is_floating_point() else o
+                for o in outputs]
+
     suites = []
     for m in spec.methods:
-        cases = [MethodTestCase(inputs=list(c["inputs"]), expected_outputs=list(c["outputs"]))
-                 for c in calls_by_method[m.name]]
+        perturb = spec.bundled_perturb.get(m.name, {})
+        cases = [MethodTestCase(inputs=list(c["inputs"]),
+                                expected_outputs=expected(c["outputs"], perturb.get(k)))
+                 for k, c in enumerate(calls_by_method[m.name])]
         suites.append(MethodTestSuite(method_name=m.name, test_cases=cases))
     path.write_bytes(serialize_from_bundled_program_to_flatbuffer(BundledProgram(pm, suites)))
 

@@ -56,6 +56,8 @@ class ModelSpec:
     # writes them with ExecutorchBackendConfig(external_constants=...): the program's
     # constants, and with `delegated` the XNNPACK payload's weights too.
     external_data: bool = False
+    # Bundled only: {method: {case: delta}} added to that case's expected outputs in the .bpte.
+    bundled_perturb: dict = field(default_factory=dict)
 
 
 def seeded(seed: int) -> torch.Generator:
@@ -273,6 +275,11 @@ class TwoMethodsEncode(nn.Module):
         return torch.sigmoid(x) * 3.0
 
 
+class ScaleShift(nn.Module):
+    def forward(self, x):
+        return x * 2.0 + 1.0
+
+
 def mobilenet_v2() -> nn.Module:
     import torchvision
 
@@ -297,6 +304,13 @@ def _cnn_spec(name: str, **kw) -> ModelSpec:
         ["conv2d", "batch_norm", "relu", "max_pool2d", "adaptive_avg_pool2d", "linear"],
         **kw,
     )
+
+
+def _with_calls(spec: ModelSpec, *calls: tuple) -> ModelSpec:
+    """The spec with further calls on its (single) method after the first (for a bundled
+    program, one test case each)."""
+    spec.methods[0].subsequent_calls = list(calls)
+    return spec
 
 
 def _as_half(spec: ModelSpec) -> ModelSpec:
@@ -458,6 +472,22 @@ def model_specs() -> list[ModelSpec]:
         _mobilenet_spec("mobilenet_v2_xnnpack", delegated=True),
         _transformer_spec("transformer_block_xnnpack", delegated=True),
         _mlp_spec("mlp_bundled", bundled=True),
+        ModelSpec("multi_bundled",
+                  [MethodSpec("forward", init_weights(Mlp(), 52), (randn(4, 16, seed=53),),
+                              subsequent_calls=[(randn(4, 16, seed=54),), (randn(4, 16, seed=55),)]),
+                   MethodSpec("scale", ScaleShift(), (randn(3, 5, seed=56),),
+                              subsequent_calls=[(randn(3, 5, seed=57),), (randn(3, 5, seed=58),)])],
+                  ["linear", "relu", "mul", "add", "two_methods"], bundled=True,
+                  notes="a bundled program with two methods, three test cases each"),
+        _with_calls(_cnn_spec("cnn_bundled_xnnpack", delegated=True, bundled=True,
+                              notes="a bundled program, XNNPACK-delegated, three test cases"),
+                    (randn(2, 3, 16, 16, seed=59),), (randn(2, 3, 16, 16, seed=76),)),
+        _with_calls(_mlp_spec("mlp_bundled_wrong", bundled=True,
+                              bundled_perturb={"forward": {1: 0.01}},
+                              notes="a bundled program whose test case 1 is deliberately wrong: its "
+                                    "expected output in the .bpte is the true one (the .npy) plus "
+                                    "0.01 everywhere; case 0 is right"),
+                    (randn(4, 16, seed=77),)),
         _as_half(_mlp_spec("mlp_fp16_xnnpack", delegated=True)),
         _as_half(_cnn_spec("cnn_fp16_xnnpack", delegated=True)),
         _as_half(_transformer_spec("transformer_block_fp16_xnnpack", delegated=True)),
