@@ -20,7 +20,6 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/profile.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 #include "runtime/value.h"
@@ -124,11 +123,6 @@ class KernelContext {
   // NotSupported "<op>: <message>".
   Status unsupported(std::string message) const;
 
-  // A delegate call of a profiled execute: where the delegate reports its steps
-  // (runtime/profile.h); nullptr when the execute is not profiled.
-  DelegateProfile* profile() const { return profile_; }
-  void set_profile(DelegateProfile* profile) { profile_ = profile; }
-
  private:
   Status wrong_kind(size_t i, std::string_view want) const;
   Status check_index(size_t i) const;
@@ -137,7 +131,6 @@ class KernelContext {
   std::span<Value* const> args_;
   TempArena* temp_;
   std::vector<Tensor*>* rebound_;
-  DelegateProfile* profile_ = nullptr;
 };
 
 using KernelFn = Status (*)(KernelContext& ctx);

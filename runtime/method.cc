@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
-#include <optional>
 #include <set>
 
 #include "runtime/exceptions.h"
+#include "runtime/profile.h"
 #include "runtime/program_verifier.h"
 #include "runtime/schema/program_generated.h"
 
@@ -503,11 +503,6 @@ Status Method::set_output_buffer(size_t index, void* data, size_t nbytes) {
 
 Status Method::execute(const ExecuteLimits& limits, ExecuteProfile* profile) {
   has_outputs_ = false;
-  if (profile != nullptr) {
-    *profile = ExecuteProfile{};
-    profile->method = meta_->name;
-    profile->start_ns = profile_clock_ns();
-  }
   std::vector<size_t> unset;
   for (size_t i = 0; i < input_set_.size(); ++i) {
     if (!input_set_[i]) unset.push_back(i);
@@ -527,13 +522,24 @@ Status Method::execute(const ExecuteLimits& limits, ExecuteProfile* profile) {
   }
   undo_execution_changes();
   uint64_t budget = limits.max_instructions;  // for all chains together
-  Status status;
-  for (size_t c = 0; c < chains_.size() && status.ok(); ++c) {
-    status = run_chain(c, limits, budget, profile);
+  // Two instantiations of run_chain: the unprofiled one has no profiling code at all.
+  if (profile == nullptr) {
+    for (size_t c = 0; c < chains_.size(); ++c) {
+      ET_RETURN_IF_ERROR(run_chain<false>(c, limits, budget, nullptr));
+    }
+  } else {
+    *profile = ExecuteProfile{};
+    profile->method = meta_->name;
+    profile->start_ns = profile_clock_ns();
+    Status status;
+    for (size_t c = 0; c < chains_.size() && status.ok(); ++c) {
+      status = run_chain<true>(c, limits, budget, profile);
+    }
+    profile->end_ns = profile_clock_ns();
+    ET_RETURN_IF_ERROR(status);
   }
-  if (profile != nullptr) profile->end_ns = profile_clock_ns();
-  has_outputs_ = status.ok();
-  return status;
+  has_outputs_ = true;
+  return Status();
 }
 
 std::string Method::tensor_args(const Step& step) {
@@ -552,6 +558,7 @@ std::string Method::tensor_args(const Step& step) {
   return out;
 }
 
+template <bool kProfiled>
 Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget,
                          ExecuteProfile* profile) {
   const std::vector<Step>& steps = chains_[c];
@@ -582,9 +589,9 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
     switch (step.kind) {
       case Step::Kind::kKernel: {
         KernelContext ctx(op_names_[step.target], step.args, &temp_, &rebound_);
-        const int64_t started = profile != nullptr ? profile_clock_ns() : 0;
+        const int64_t started = kProfiled ? profile_clock_ns() : 0;
         status = catch_exceptions("", [&] { return step.fn(ctx); });
-        if (profile != nullptr) {
+        if constexpr (kProfiled) {
           const int64_t ended = profile_clock_ns();
           ProfileEvent& e = profile->events.emplace_back();
           e.start_ns = started;
@@ -611,23 +618,23 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
       }
       case Step::Kind::kDelegate: {
         KernelContext ctx(meta_->backends[step.target], step.args, &temp_, &rebound_);
-        size_t event = 0;
-        std::optional<DelegateProfile> reported;
-        if (profile != nullptr) {
+        if constexpr (kProfiled) {
           // The call's event comes before the steps the delegate reports.
-          event = profile->events.size();
+          const size_t event = profile->events.size();
           ProfileEvent& e = profile->events.emplace_back();
           e.kind = ProfileEvent::Kind::kDelegate;
           e.name = meta_->backends[step.target];
           e.args = fmt::format("delegate {}", step.target);
           e.chain = static_cast<uint32_t>(c);
           e.instruction = static_cast<uint32_t>(pc);
-          reported.emplace(*profile, e.chain, e.instruction);
-          ctx.set_profile(&*reported);
+          DelegateProfile steps_of_call(*profile, e.chain, e.instruction);
+          DelegateProfileScope scope(&steps_of_call);
           e.start_ns = profile_clock_ns();
+          status = catch_exceptions("", [&] { return delegates_[step.target]->execute(ctx); });
+          profile->events[event].end_ns = profile_clock_ns();
+        } else {
+          status = catch_exceptions("", [&] { return delegates_[step.target]->execute(ctx); });
         }
-        status = catch_exceptions("", [&] { return delegates_[step.target]->execute(ctx); });
-        if (profile != nullptr) profile->events[event].end_ns = profile_clock_ns();
         temp_.reset();
         if (!status.ok()) {
           return status.with_context(fmt::format("method '{}', instruction {}:{} (delegate {})",

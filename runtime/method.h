@@ -35,6 +35,7 @@
 #include "runtime/input.h"
 #include "runtime/kernel.h"
 #include "runtime/method_meta.h"
+#include "runtime/profile.h"
 #include "runtime/program.h"
 #include "runtime/status.h"
 #include "runtime/value.h"
@@ -97,9 +98,9 @@ class Method {
   // a buffer) when not ready; otherwise the first failing instruction's error, with
   // its position and operator. DeadlineExceeded past limits.deadline, Unavailable
   // once limits.cancelled is set; ResourceExhausted after limits.max_instructions.
-  // With `profile`, it is reset and then receives the execute's times: every kernel
-  // and delegate instruction, and the steps delegates report (runtime/profile.h);
-  // events recorded before an error stay.
+  // With `profile`, once the inputs are ready it is reset and then receives the
+  // execute's times: every kernel and delegate instruction, and the steps delegates
+  // report (runtime/profile.h); events recorded before an error stay.
   Status execute(const ExecuteLimits& limits = {}, ExecuteProfile* profile = nullptr);
 
   // Output `index` of the last successful execute(). FailedPrecondition before one,
@@ -115,6 +116,7 @@ class Method {
   Status build_values();
   Status build_steps(const KernelRegistry& kernels, const BackendRegistry& backends);
   Status bind_tensor_input(size_t index, const TensorView& view);
+  template <bool kProfiled>
   Status run_chain(size_t chain, const ExecuteLimits& limits, uint64_t& budget,
                    ExecuteProfile* profile);
   // The tensor arguments of a kernel step, for its profile event.

@@ -37,6 +37,18 @@ struct Aggregate {
 
 }  // namespace
 
+namespace {
+thread_local DelegateProfile* current_profile = nullptr;
+}  // namespace
+
+DelegateProfile* current_delegate_profile() { return current_profile; }
+
+DelegateProfileScope::DelegateProfileScope(DelegateProfile* profile) : previous_(current_profile) {
+  current_profile = profile;
+}
+
+DelegateProfileScope::~DelegateProfileScope() { current_profile = previous_; }
+
 const char* profile_event_kind_name(ProfileEvent::Kind kind) {
   switch (kind) {
     case ProfileEvent::Kind::kOperator:

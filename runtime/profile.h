@@ -53,7 +53,7 @@ inline int64_t profile_clock_ns() {
       .count();
 }
 
-// Where a delegate reports the steps of one call (KernelContext::profile()).
+// Where a delegate reports the steps of one call (current_delegate_profile()).
 class DelegateProfile {
  public:
   DelegateProfile(ExecuteProfile& profile, uint32_t chain, uint32_t instruction)
@@ -72,6 +72,24 @@ class DelegateProfile {
  private:
   ExecuteProfile& profile_;
   uint32_t chain_, instruction_;
+};
+
+// The delegate call being profiled on this thread, or nullptr: Method::execute() sets
+// it for the length of each delegate call of a profiled execute (a thread-local, so
+// that an unprofiled execute carries nothing for it), and the delegate reports its
+// steps there.
+DelegateProfile* current_delegate_profile();
+
+// Sets current_delegate_profile() for its lifetime, then restores what was there.
+class DelegateProfileScope {
+ public:
+  explicit DelegateProfileScope(DelegateProfile* profile);
+  ~DelegateProfileScope();
+  DelegateProfileScope(const DelegateProfileScope&) = delete;
+  DelegateProfileScope& operator=(const DelegateProfileScope&) = delete;
+
+ private:
+  DelegateProfile* previous_;
 };
 
 // Many executes, aggregated by (kind, name, args) for a table.

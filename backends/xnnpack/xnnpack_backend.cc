@@ -110,7 +110,7 @@ class XnnpackInstance final : public DelegateInstance {
     }
     if (widen_.size() > 1) return ctx.unsupported("more than one int64 output");
     for (const auto& [i, t] : widen_) buffers_[i] = scratch_.data();
-    ET_RETURN_IF_ERROR(graph->run(buffers_, ctx.profile()));
+    ET_RETURN_IF_ERROR(graph->run(buffers_, current_delegate_profile()));
     for (const auto& [i, t] : widen_) {
       auto* out = t->data_as<int64_t>();
       for (int64_t e = 0; e < t->numel(); ++e) out[e] = scratch_[static_cast<size_t>(e)];
