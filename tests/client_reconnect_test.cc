@@ -109,6 +109,50 @@ TEST(ClientReconnect, LoadingAfterARestartNeedsNoRetry) {
   EXPECT_LT(max_diff((*out)[0], npy_floats("mlp/forward.out0.npy")), 1e-5);
 }
 
+// A profile lives in the daemon's instance of the method: a restart loses it, and
+// stop_profile() says so with kAborted, whether it is the first call after the restart
+// or another call re-created the method first. Then no profile is running.
+TEST(ClientReconnect, ARestartLosesTheProfile) {
+  DaemonProcess daemon;
+  auto client = connect(daemon, std::chrono::seconds(30));
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  std::vector<int64_t> sizes;
+  const auto x = npy_floats("mlp/forward.in0.npy", &sizes);
+  const std::vector<etclient::Input> inputs{HostTensor{x.data(), DType::kFloat32, sizes, {}}};
+
+  auto none = (*method)->stop_profile();
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
+  for (const bool call_first : {false, true}) {
+    ASSERT_TRUE((*method)->start_profile().ok());
+    ASSERT_TRUE((*method)->execute(inputs).ok());
+    daemon.kill_and_restart();
+    if (call_first) {
+      EXPECT_EQ((*method)->execute(inputs).status().code(), StatusCode::kAborted);
+      ASSERT_TRUE((*method)->execute(inputs).ok());
+    }
+    auto lost = (*method)->stop_profile();
+    ASSERT_FALSE(lost.ok()) << "call_first " << call_first;
+    EXPECT_EQ(lost.status().code(), StatusCode::kAborted) << lost.status().message();
+    EXPECT_NE(lost.status().message().find("profile was lost"), std::string::npos)
+        << lost.status().message();
+    EXPECT_EQ((*method)->stop_profile().status().code(), StatusCode::kFailedPrecondition);
+  }
+  ASSERT_TRUE((*method)->start_profile(1).ok());
+  ASSERT_TRUE((*method)->execute(inputs).ok());
+  ASSERT_TRUE((*method)->execute(inputs).ok());
+  auto profile = (*method)->stop_profile({.etdump = true});
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  EXPECT_EQ(profile->executes, 1u);
+  EXPECT_EQ(profile->dropped, 1u);
+  EXPECT_FALSE(profile->etdump.empty());
+  EXPECT_TRUE(profile->chrome_trace.empty());  // not asked for
+}
+
 // A program with its weights in a .ptd is reloaded with it after a restart: from the
 // files (read again, checked unchanged), and from the bytes the client kept.
 TEST(ClientReconnect, ProgramsWithExternalDataAreReloadedWithIt) {

@@ -4,14 +4,25 @@
 //
 //   etclient-run --socket PATH MODEL.pte [--data FILE.ptd] [--method NAME] [--input FILE.npy]...
 //                [--then --input FILE.npy ...]... [--output-dir DIR] [--shared]
+//                [--profile] [--etdump FILE.etdp] [--trace FILE.json]
+//   etclient-run --socket PATH MODEL.bpte --verify [--method NAME] [--rtol R] [--atol A]
 //
 // Each --then starts another call on the same method instance (stateful methods keep
 // their state between them). Outputs of call K land in DIR/callK/0.npy, ... in C order.
 // --shared writes tensor inputs into Method::empty_input() buffers (zero copy) instead
-// of passing host memory. Exit status: 0 success, 1 error (on stderr), 2 bad usage.
+// of passing host memory. --profile, --etdump and --trace have the daemon profile every
+// call (Method::start_profile/stop_profile), then print its table on stdout (as et-run
+// --profile does), write its ETDump, write its Chrome trace. --verify runs a bundled
+// program's test cases in the daemon (Program::verify; only NAME's with --method) and
+// prints a table as et-run --verify does. Exit status: 0 success, 1 error (on stderr),
+// 2 bad usage, 3 when --verify finds a case that fails.
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,43 +140,138 @@ etclient::Status add_input(etclient::Method& method, size_t index, const et::too
   return etclient::Status();
 }
 
+// Prints a line per case and output, as et-run --verify does; 0 when every case
+// passed, else 3.
+int print_verify_report(const etclient::VerifyReport& report, const std::string& path) {
+  std::printf("%s: %zu test case(s), rtol %g, atol %g\n", path.c_str(), report.cases.size(),
+              report.rtol, report.atol);
+  std::printf("%-16s %4s %6s  %-6s %13s %13s  %s\n", "method", "case", "output", "result",
+              "max abs err", "max rel err", "mismatched");
+  for (const etclient::VerifyCase& c : report.cases) {
+    if (!c.error.empty()) {
+      std::printf("%-16s %4u %6s  %-6s %s\n", c.method.c_str(), c.case_index, "-", "ERROR",
+                  c.error.c_str());
+      continue;
+    }
+    for (const etclient::VerifyOutput& o : c.outputs) {
+      if (!o.problem.empty()) {
+        std::printf("%-16s %4u %6u  %-6s %s\n", c.method.c_str(), c.case_index, o.index, "FAIL",
+                    o.problem.c_str());
+        continue;
+      }
+      std::printf("%-16s %4u %6u  %-6s %13.3g %13.3g  %llu/%llu\n", c.method.c_str(), c.case_index,
+                  o.index, o.passed ? "pass" : "FAIL", o.max_abs_error, o.max_rel_error,
+                  static_cast<unsigned long long>(o.mismatched),
+                  static_cast<unsigned long long>(o.elements));
+    }
+  }
+  std::printf("%zu of %zu case(s) passed\n", report.passed, report.cases.size());
+  return report.all_passed() ? 0 : 3;
+}
+
+bool write_file(const std::string& path, const void* bytes, size_t size) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  const bool written = std::fwrite(bytes, 1, size, f) == size;
+  return std::fclose(f) == 0 && written;
+}
+
+// Stops the profile `method` has been taking; prints its table on stdout when `table`,
+// writes its ETDump and Chrome trace to the paths given (empty: not asked for). 0, or 1
+// after an error.
+int finish_profile(etclient::Method& method, bool table, const std::string& etdump_path,
+                   const std::string& trace_path) {
+  auto profile =
+      method.stop_profile({.etdump = !etdump_path.empty(), .chrome_trace = !trace_path.empty()});
+  if (!profile.ok()) return fail(profile.status().message());
+  if (table) std::printf("%s", profile->table.c_str());
+  if (!etdump_path.empty()) {
+    if (!write_file(etdump_path, profile->etdump.data(), profile->etdump.size())) {
+      return fail("cannot write " + etdump_path + ": " + std::strerror(errno));
+    }
+    std::fprintf(stderr, "etclient-run: ETDump written to %s\n", etdump_path.c_str());
+  }
+  if (!trace_path.empty()) {
+    if (!write_file(trace_path, profile->chrome_trace.data(), profile->chrome_trace.size())) {
+      return fail("cannot write " + trace_path + ": " + std::strerror(errno));
+    }
+    std::fprintf(stderr, "etclient-run: Chrome trace written to %s\n", trace_path.c_str());
+  }
+  return 0;
+}
+
+// A tolerance given on the command line: a number of zero or more.
+std::optional<double> parse_tolerance(const std::string& text) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(x >= 0)) return std::nullopt;
+  return x;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string socket, model, data, method_name = "forward", out_dir = ".";
+  std::string etdump_path, trace_path;
   std::vector<std::vector<std::string>> calls(1);
-  bool shared = false;
+  bool shared = false, verify = false, profile_table = false;
+  etclient::VerifyOptions verify_options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--socket")
+    if (a == "--socket") {
       socket = next();
-    else if (a == "--method")
-      method_name = next();
-    else if (a == "--data")
+    } else if (a == "--method") {
+      method_name = verify_options.method = next();
+    } else if (a == "--verify") {
+      verify = true;
+    } else if (a == "--rtol" || a == "--atol") {
+      const std::optional<double> x = parse_tolerance(next());
+      if (!x) {
+        std::fprintf(stderr, "etclient-run: %s needs a number of zero or more\n", a.c_str());
+        return 2;
+      }
+      (a == "--rtol" ? verify_options.rtol : verify_options.atol) = x;
+    } else if (a == "--data") {
       data = next();
-    else if (a == "--input")
+    } else if (a == "--input") {
       calls.back().push_back(next());
-    else if (a == "--then")
+    } else if (a == "--then") {
       calls.emplace_back();
-    else if (a == "--output-dir")
+    } else if (a == "--output-dir") {
       out_dir = next();
-    else if (a == "--shared")
+    } else if (a == "--shared") {
       shared = true;
-    else
+    } else if (a == "--profile") {
+      profile_table = true;
+    } else if (a == "--etdump") {
+      etdump_path = next();
+    } else if (a == "--trace") {
+      trace_path = next();
+    } else {
       model = a;
+    }
   }
-  if (model.empty()) {
+  const bool profile = profile_table || !etdump_path.empty() || !trace_path.empty();
+  if (model.empty() || (verify && profile)) {
     std::fprintf(stderr,
                  "usage: etclient-run --socket PATH MODEL.pte [--data F.ptd] [--method NAME] "
                  "[--input F.npy]... "
-                 "[--then --input F.npy ...]... [--output-dir DIR] [--shared]\n");
+                 "[--then --input F.npy ...]... [--output-dir DIR] [--shared] [--profile] "
+                 "[--etdump F.etdp] [--trace F.json]\n"
+                 "       etclient-run --socket PATH MODEL.bpte --verify [--method NAME] "
+                 "[--rtol R] [--atol A]\n");
     return 2;
   }
   auto client = etclient::Client::connect({.socket = socket, .client_name = "etclient-run"});
   if (!client.ok()) return fail(client.status().message());
   auto program = (*client)->load_program(model, data);
   if (!program.ok()) return fail(program.status().message());
+  if (verify) {
+    auto report = (*program)->verify(verify_options);
+    if (!report.ok()) return fail(report.status().message());
+    return print_verify_report(*report, model);
+  }
   auto method = (*program)->load_method(method_name);
   if (!method.ok()) return fail(method.status().message());
   std::fprintf(stderr, "etclient-run: transport %s\n", (*method)->transport());
@@ -176,6 +282,11 @@ int main(int argc, char** argv) {
     auto buffers = (*method)->output_buffers();
     if (!buffers.ok()) return fail(buffers.status().message());
     into = std::move(buffers).value();
+  }
+  if (profile) {
+    // Keeps every call (the daemon keeps at most 100000).
+    const auto keep = static_cast<uint32_t>(std::min<size_t>(calls.size(), 100'000));
+    if (etclient::Status s = (*method)->start_profile(keep); !s.ok()) return fail(s.message());
   }
 
   for (size_t k = 0; k < calls.size(); ++k) {
@@ -210,5 +321,5 @@ int main(int argc, char** argv) {
       if (!st.ok()) return fail(st.to_string());
     }
   }
-  return 0;
+  return profile ? finish_profile(**method, profile_table, etdump_path, trace_path) : 0;
 }

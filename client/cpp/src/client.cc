@@ -331,6 +331,9 @@ Result<uint64_t> Program::id_in(const Session& session, std::span<const uint8_t>
   if (!s.ok()) return from_grpc(s);
   if (methods_.empty()) {
     for (const pb::MethodMeta& m : resp.info().methods()) methods_.push_back(from_proto(m));
+    for (const pb::BundledSuite& t : resp.info().bundled_tests()) {
+      bundled_tests_.push_back({t.method_name(), t.cases()});
+    }
   }
   id_ = resp.program_id();
   generation_ = session.generation;
@@ -365,6 +368,50 @@ Result<std::unique_ptr<Method>> Program::load_method(const std::string& name) {
   if (!loaded.ok()) return loaded.status();
   return std::unique_ptr<Method>(
       new Method(shared_from_this(), loaded->handle, loaded->generation, std::move(loaded->meta)));
+}
+
+namespace {
+
+VerifyReport to_report(const pb::VerifyProgramResponse& resp) {
+  VerifyReport report;
+  report.rtol = resp.rtol();
+  report.atol = resp.atol();
+  report.passed = resp.passed();
+  for (const pb::VerifyCase& c : resp.cases()) {
+    VerifyCase& out = report.cases.emplace_back();
+    out.method = c.method_name();
+    out.case_index = c.case_index();
+    out.passed = c.passed();
+    out.error = c.error();
+    for (const pb::VerifyOutput& o : c.outputs()) {
+      out.outputs.push_back({o.index(), o.passed(), o.elements(), o.mismatched(), o.max_abs_error(),
+                             o.max_rel_error(), o.problem()});
+    }
+  }
+  return report;
+}
+
+}  // namespace
+
+Result<VerifyReport> Program::verify(const VerifyOptions& options) {
+  // Safe to repeat: every run uses fresh method instances in the daemon.
+  return retry_once(
+      *client_, [&](const std::shared_ptr<const Session>& session) -> Result<VerifyReport> {
+        auto id = id_in(*session);
+        if (!id.ok()) return id.status();
+        pb::VerifyProgramRequest req;
+        req.set_session(session->token);
+        req.set_program_id(*id);
+        req.set_method_name(options.method);
+        if (options.rtol) req.set_rtol(*options.rtol);
+        if (options.atol) req.set_atol(*options.atol);
+        pb::VerifyProgramResponse resp;
+        grpc::ClientContext ctx;
+        if (grpc::Status s = client_->stub().VerifyProgram(&ctx, req, &resp); !s.ok()) {
+          return from_grpc(s);
+        }
+        return to_report(resp);
+      });
 }
 
 // --- Method ---------------------------------------------------------------------
@@ -636,6 +683,75 @@ Result<std::vector<SharedTensor>> Method::outputs() {
   });
   if (!s.ok()) return s;
   return results;
+}
+
+Status Method::start_profile(uint32_t max_executes) {
+  Status s = call([&](const Session& session) -> Status {
+    pb::StartProfileRequest req;
+    req.set_session(session.token);
+    req.set_method_handle(handle_);
+    req.set_max_executes(max_executes);
+    pb::StartProfileResponse resp;
+    grpc::ClientContext ctx;
+    return from_grpc(client_->stub().StartProfile(&ctx, req, &resp));
+  });
+  if (s.ok()) profiled_generation_ = generation_;
+  return s;
+}
+
+namespace {
+
+Profile to_profile(pb::StopProfileResponse& resp) {
+  Profile out;
+  out.executes = resp.executes();
+  out.dropped = resp.dropped();
+  out.execute_ns = resp.execute_ns();
+  out.rows.reserve(static_cast<size_t>(resp.rows_size()));
+  for (pb::ProfileRow& r : *resp.mutable_rows()) {
+    out.rows.push_back({std::move(*r.mutable_kind()), std::move(*r.mutable_name()),
+                        std::move(*r.mutable_args()), r.calls(), r.total_ns(), r.min_ns(),
+                        r.max_ns()});
+  }
+  out.table = std::move(*resp.mutable_table());
+  out.etdump.assign(resp.etdump().begin(), resp.etdump().end());
+  out.chrome_trace = std::move(*resp.mutable_chrome_trace());
+  return out;
+}
+
+}  // namespace
+
+Result<Profile> Method::stop_profile(const ProfileOptions& options) {
+  const std::optional<uint64_t> started = profiled_generation_;
+  const Status lost(StatusCode::kAborted,
+                    "et-serverd restarted, or ended this process's session, since "
+                    "start_profile(): method '" +
+                        meta_.name +
+                        "' was re-created in a new session, and the profile was lost with its "
+                        "old instance; call start_profile() again");
+  Profile profile;
+  Status s = call([&](const Session& session) -> Status {
+    if (started && *started != generation_) return lost;  // another call re-created it
+    pb::StopProfileRequest req;
+    req.set_session(session.token);
+    req.set_method_handle(handle_);
+    req.set_etdump(options.etdump);
+    req.set_chrome_trace(options.chrome_trace);
+    pb::StopProfileResponse resp;
+    grpc::ClientContext ctx;
+    if (Status sent = from_grpc(client_->stub().StopProfile(&ctx, req, &resp)); !sent.ok()) {
+      return sent;
+    }
+    profile = to_profile(resp);
+    return Status();
+  });
+  // A profile returned, never started or lost in a restart is over; after any other
+  // error (a busy method, a daemon that did not answer) it may still be running.
+  if (s.ok() || s.code() == StatusCode::kAborted || s.code() == StatusCode::kFailedPrecondition) {
+    profiled_generation_.reset();
+  }
+  if (s.code() == StatusCode::kAborted && started) return lost;  // this call re-created it
+  if (!s.ok()) return s;
+  return profile;
 }
 
 }  // namespace etclient

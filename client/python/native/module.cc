@@ -71,6 +71,38 @@ py::object to_python(const SharedTensor& t, const ValueMeta* meta) {
   return py::cast(PyTensor{t});
 }
 
+// A VerifyReport as plain Python values (etclient/_verify.py wraps them).
+py::dict report_dict(const VerifyReport& report) {
+  py::list cases;
+  for (const VerifyCase& c : report.cases) {
+    py::list outputs;
+    for (const VerifyOutput& o : c.outputs) {
+      py::dict d;
+      d["index"] = o.index;
+      d["passed"] = o.passed;
+      d["elements"] = o.elements;
+      d["mismatched"] = o.mismatched;
+      d["max_abs_error"] = o.max_abs_error;
+      d["max_rel_error"] = o.max_rel_error;
+      d["problem"] = o.problem;
+      outputs.append(d);
+    }
+    py::dict d;
+    d["method"] = c.method;
+    d["index"] = c.case_index;
+    d["passed"] = c.passed;
+    d["error"] = c.error;
+    d["outputs"] = outputs;
+    cases.append(d);
+  }
+  py::dict d;
+  d["rtol"] = report.rtol;
+  d["atol"] = report.atol;
+  d["num_passed"] = report.passed;
+  d["cases"] = cases;
+  return d;
+}
+
 class NativeMethod {
  public:
   NativeMethod(std::shared_ptr<Client> client, std::unique_ptr<Method> method)
@@ -183,6 +215,50 @@ class NativeMethod {
 
   PyTensor input_buffer(size_t index) { return PyTensor{unwrap(method_->empty_input(index))}; }
 
+  void start_profile(uint32_t max_executes) {
+    Claim claim(*this);
+    Status status;
+    {
+      py::gil_scoped_release released;
+      status = method_->start_profile(max_executes);
+    }
+    if (!status.ok()) raise_status(status);
+  }
+
+  // The profile as plain Python values (etclient/_profile.py wraps them); the ETDump as
+  // bytes.
+  py::dict stop_profile(bool etdump, bool chrome_trace) {
+    Claim claim(*this);
+    Result<Profile> stopped = Status(StatusCode::kInternal, "not stopped");
+    {
+      py::gil_scoped_release released;
+      stopped = method_->stop_profile({.etdump = etdump, .chrome_trace = chrome_trace});
+    }
+    const Profile profile = unwrap(std::move(stopped));
+    py::list rows;
+    for (const ProfileRow& r : profile.rows) {
+      py::dict d;
+      d["kind"] = r.kind;
+      d["name"] = r.name;
+      d["args"] = r.args;
+      d["calls"] = r.calls;
+      d["total_ns"] = r.total_ns;
+      d["min_ns"] = r.min_ns;
+      d["max_ns"] = r.max_ns;
+      rows.append(d);
+    }
+    py::dict d;
+    d["executes"] = profile.executes;
+    d["dropped"] = profile.dropped;
+    d["execute_ns"] = profile.execute_ns;
+    d["rows"] = rows;
+    d["table"] = profile.table;
+    d["etdump"] =
+        py::bytes(reinterpret_cast<const char*>(profile.etdump.data()), profile.etdump.size());
+    d["chrome_trace"] = profile.chrome_trace;
+    return d;
+  }
+
  private:
   // Runs the call with inputs already staged and wraps its results.
   py::list execute_staged(const std::vector<Input>& staged) {
@@ -253,6 +329,21 @@ class NativeProgram {
       loaded = program_->load_method(name);
     }
     return std::make_unique<NativeMethod>(client_, unwrap(std::move(loaded)));
+  }
+  // (method, number of cases) per test suite of a bundled program, in the file's order.
+  std::vector<std::pair<std::string, uint32_t>> bundled_tests() const {
+    std::vector<std::pair<std::string, uint32_t>> out;
+    for (const BundledSuite& s : program_->bundled_tests()) out.emplace_back(s.method, s.cases);
+    return out;
+  }
+  py::dict verify(std::optional<double> rtol, std::optional<double> atol,
+                  const std::string& method) {
+    Result<VerifyReport> report = Status(StatusCode::kInternal, "not run");
+    {
+      py::gil_scoped_release released;
+      report = program_->verify({.rtol = rtol, .atol = atol, .method = method});
+    }
+    return report_dict(unwrap(std::move(report)));
   }
 
  private:
@@ -389,11 +480,17 @@ PYBIND11_MODULE(_native, m) {
       .def("run_into", &NativeMethod::run_into)
       .def("output_buffers", &NativeMethod::output_buffers)
       .def("input_buffer", &NativeMethod::input_buffer)
+      .def("start_profile", &NativeMethod::start_profile, py::arg("max_executes") = 0)
+      .def("stop_profile", &NativeMethod::stop_profile, py::arg("etdump") = false,
+           py::arg("chrome_trace") = false)
       .def_property_readonly("transport", &NativeMethod::transport);
   py::class_<NativeProgram>(m, "NativeProgram")
       .def_property_readonly("sha256", &NativeProgram::sha256)
       .def_property_readonly("methods", &NativeProgram::methods)
-      .def("load_method", &NativeProgram::load_method);
+      .def("load_method", &NativeProgram::load_method)
+      .def_property_readonly("bundled_tests", &NativeProgram::bundled_tests)
+      .def("verify", &NativeProgram::verify, py::arg("rtol") = py::none(),
+           py::arg("atol") = py::none(), py::arg("method") = "");
   py::class_<NativeClient>(m, "NativeClient")
       .def(py::init<const std::string&, const std::string&, int64_t, const std::string&,
                     std::optional<bool>, const std::string&, int64_t>(),

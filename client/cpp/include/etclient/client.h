@@ -13,7 +13,7 @@
 // Daemon restarts: the next call on a Client, Program or Method opens a new session,
 // re-registers the shared memory, reloads the program and re-creates the method. A
 // Method's first call after that fails with kAborted, saying its state (mutable
-// buffers, inputs set earlier) was lost; call it again.
+// buffers, inputs set earlier, a profile it was taking) was lost; call it again.
 #pragma once
 
 #include <chrono>
@@ -129,6 +129,44 @@ struct Session;
 struct Wire;         // the implementation's protocol helpers
 struct MethodCalls;  // a Method's reusable messages and fast-path channel
 
+// Profiles: Method::start_profile() has the daemon time every execute of that method
+// instance, whichever transport carries it, until Method::stop_profile() returns what
+// it recorded (as `et-run --profile` does in-process).
+
+// Executes aggregated by operator (with its tensor arguments), by delegate call, or by
+// step inside a delegate call.
+struct ProfileRow {
+  std::string kind;  // "operator", "delegate", or "delegate step" (listed after its call)
+  // An operator ("aten::addmm.out"), a backend ("XnnpackBackend"), or what a step runs
+  // ("XNNPACK FullyConnected, Add").
+  std::string name;
+  // An operator's tensor arguments ("float32[4, 16], ..."), a delegate call's "delegate
+  // N", a step's first node's debug handle.
+  std::string args;
+  uint64_t calls = 0;  // over all the profiled executes
+  uint64_t total_ns = 0, min_ns = 0, max_ns = 0;
+};
+
+// What Method::stop_profile() returns besides the table and its rows.
+struct ProfileOptions {
+  bool etdump = false;        // Profile::etdump too
+  bool chrome_trace = false;  // Profile::chrome_trace too
+};
+
+struct Profile {
+  uint64_t executes = 0;         // profiled
+  uint64_t dropped = 0;          // run after max_executes were kept: not profiled
+  uint64_t execute_ns = 0;       // the profiled executes, end to end
+  std::vector<ProfileRow> rows;  // slowest first; a delegate's steps right after it
+  std::string table;             // the rows as `et-run --profile` prints them
+  // With ProfileOptions::etdump: an ETDump (ExecuTorch's size-prefixed flatbuffer, one
+  // run per execute), for executorch.devtools.Inspector(etdump_path=...).
+  std::vector<uint8_t> etdump;
+  // With ProfileOptions::chrome_trace: Chrome trace JSON, for Perfetto or
+  // chrome://tracing (an "X" event of category "execute" per execute).
+  std::string chrome_trace;
+};
+
 // How calls travel (docs/fast_path.md). kFast: a Method's calls go through a
 // shared-memory channel with the daemon (a few microseconds), when the daemon offers
 // one, else over gRPC; kGrpc: every call over gRPC.
@@ -175,6 +213,20 @@ class ETCLIENT_API Method {
   Status execute();
   Result<std::vector<SharedTensor>> outputs();  // fresh slots, as above
 
+  // Has the daemon profile this method's executes from now on, through any transport:
+  // every operator, delegate call and step inside a delegate call, timed. It keeps the
+  // first `max_executes` (0: 1000; more than 100000 is kInvalidArgument); later ones
+  // run unprofiled and are counted as dropped. Starting again discards what was
+  // recorded. Like every call, kAborted once after a daemon restart (see the top).
+  Status start_profile(uint32_t max_executes = 0);
+  // Ends the profile and returns it. kFailedPrecondition when none is running (never
+  // started, or stopped already). A profile lives in the daemon's instance of the
+  // method: when the daemon restarted (or ended the session) since start_profile(), it
+  // is lost, and stop_profile() fails with kAborted (whether or not another call has
+  // re-created the method since); start_profile() again. After any other error (e.g.
+  // kDeadlineExceeded: the method stayed busy) the profile may still run: call again.
+  Result<Profile> stop_profile(const ProfileOptions& options = {});
+
  private:
   friend class Program;
   Method(std::shared_ptr<Program> program, uint64_t handle, uint64_t generation, MethodMeta meta);
@@ -195,6 +247,52 @@ class ETCLIENT_API Method {
   MethodMeta meta_;
   std::vector<std::shared_ptr<void>> held_inputs_;  // slots bound inputs point into
   std::unique_ptr<MethodCalls> calls_;
+  // generation_ when start_profile() last succeeded; unset: no profile to stop.
+  std::optional<uint64_t> profiled_generation_;
+};
+
+// Bundled programs (.bpte) carry test cases: inputs, and the outputs expected for them.
+// Program::verify() has the daemon run them and compare; these describe what it found.
+
+// An element passes when |got - expected| <= atol + rtol * |expected|.
+struct VerifyOptions {
+  std::optional<double> rtol;  // unset: the daemon's default, 1e-5 (ExecuTorch's)
+  std::optional<double> atol;  // unset: 1e-8
+  std::string method;          // empty: every tested method; else only its cases
+};
+
+// One output of one case, compared with the output the bundle expects.
+struct VerifyOutput {
+  uint32_t index = 0;
+  bool passed = false;
+  uint64_t elements = 0;    // compared
+  uint64_t mismatched = 0;  // outside the tolerance
+  double max_abs_error = 0;
+  double max_rel_error = 0;  // over the elements whose expected value is not 0
+  std::string problem;       // set when kind, dtype or shape differ (then not compared)
+};
+
+struct VerifyCase {
+  std::string method;
+  uint32_t case_index = 0;  // among its method's cases
+  bool passed = false;
+  // Why the case could not run (the method did not load, an input did not bind, execute
+  // failed, the counts differ); `outputs` is then empty.
+  std::string error;
+  std::vector<VerifyOutput> outputs;
+};
+
+struct VerifyReport {
+  double rtol = 0, atol = 0;      // the tolerances used
+  std::vector<VerifyCase> cases;  // method by method, case by case, in the file's order
+  size_t passed = 0;              // cases that passed
+  bool all_passed() const { return passed == cases.size(); }
+};
+
+// A tested method of a bundled program and how many test cases it carries.
+struct BundledSuite {
+  std::string method;
+  uint32_t cases = 0;
 };
 
 class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
@@ -204,6 +302,17 @@ class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
   const std::string& data_sha256() const { return data_.sha256; }
   const std::vector<MethodMeta>& methods() const { return methods_; }
   Result<std::unique_ptr<Method>> load_method(const std::string& name = "forward");
+
+  // A bundled program's test suites, in the file's order; empty for a plain .pte.
+  const std::vector<BundledSuite>& bundled_tests() const { return bundled_tests_; }
+  // Runs the bundled test cases in the daemon: each tested method on a fresh instance
+  // of its own (the program's Methods are untouched), its cases in order. A case that
+  // fails is reported in the VerifyReport, not as an error. Errors: kFailedPrecondition
+  // for a program without test cases (a plain .pte); kNotFound when options.method has
+  // none (the message names the methods that do); kInvalidArgument for a negative
+  // tolerance. After a daemon restart it reloads the program and runs them there.
+  // Thread-safe.
+  Result<VerifyReport> verify(const VerifyOptions& options = {});
 
  private:
   friend class Client;
@@ -227,6 +336,7 @@ class ETCLIENT_API Program : public std::enable_shared_from_this<Program> {
   Source program_;
   Source data_;  // the external data file (.ptd); sha256 empty without one
   std::vector<MethodMeta> methods_;
+  std::vector<BundledSuite> bundled_tests_;  // set with methods_, at the first load
   std::mutex mu_;
   uint64_t id_ = 0, generation_ = 0;  // GUARDED_BY(mu_)
 };

@@ -24,7 +24,9 @@ from etclient._native import (
     Unimplemented,
 )
 from etclient._meta import MethodMeta, TensorInfo
+from etclient._profile import Profile, ProfileRow
 from etclient._runtime import Method, Program, Runtime
+from etclient._verify import VerifyCase, VerifyOutput, VerifyReport
 
 Client = Runtime  # the connection is the runtime here
 
@@ -36,6 +38,8 @@ __all__ = [
     "MethodMeta",
     "NotFound",
     "PermissionDenied",
+    "Profile",
+    "ProfileRow",
     "Program",
     "ResourceExhausted",
     "Runtime",
@@ -44,5 +48,8 @@ __all__ = [
     "TensorInfo",
     "Unavailable",
     "Unimplemented",
+    "VerifyCase",
+    "VerifyOutput",
+    "VerifyReport",
 ]
 __version__ = "0.1.0"

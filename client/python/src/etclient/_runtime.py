@@ -5,6 +5,7 @@ et-serverd. The conversions and the ownership rules live in the extension
 from __future__ import annotations
 
 import math
+import operator
 import os
 import sys
 import threading
@@ -12,6 +13,8 @@ from typing import Any, Optional, Sequence
 
 from etclient import _native
 from etclient._meta import MethodMeta
+from etclient._profile import Profile
+from etclient._verify import VerifyReport
 
 
 def _bundled_serverd() -> str:
@@ -38,6 +41,14 @@ def _torch_reads_dlpack_bool(torch: Any) -> bool:
     if version not in _DLPACK_BOOL:
         _DLPACK_BOOL[version] = not version.split(".")[0].isdigit() or int(version.split(".")[0]) >= 2
     return _DLPACK_BOOL[version]
+
+
+def _max_executes(value: Any) -> int:
+    count = operator.index(value)
+    if not 0 <= count < 2**32:
+        raise _native.InvalidArgument(f"max_executes: {count} is not a count of executes (0: "
+                                      "the daemon's default, 1000)")
+    return count
 
 
 class Method:
@@ -113,6 +124,37 @@ class Method:
         declared: fill it (numpy.asarray(buf)[...] = ...) and pass it for zero copy."""
         return self._native.input_buffer(index)
 
+    def profile(self, max_executes: int = 0) -> Profile:
+        """A context manager that profiles this method's executes in the daemon while its
+        block runs, whichever transport carries them::
+
+            with method.profile() as p:
+                method.execute([x])
+            print(p)  # the table; p.rows, p.write_etdump(path), p.write_chrome_trace(path)
+
+        The first `max_executes` are kept (0: 1000; at most 100000); later ones run
+        unprofiled and are counted in p.dropped. An error in the block ends the profile
+        too. See start_profile() for the errors."""
+        keep = _max_executes(max_executes)
+        return Profile(start=lambda: self._native.start_profile(keep), stop=self._stop_native)
+
+    def start_profile(self, max_executes: int = 0) -> None:
+        """Profiles this method's executes in the daemon from now until stop_profile()
+        (as profile() does, without a block); starting again discards what was
+        recorded. Raises InvalidArgument for max_executes above 100000; StateLost when
+        the daemon restarted since the last call (as every call does)."""
+        self._native.start_profile(_max_executes(max_executes))
+
+    def stop_profile(self) -> Profile:
+        """Ends the profile start_profile() began and returns it (with its ETDump and
+        Chrome trace). Raises InvalidArgument when none is running, StateLost when the
+        daemon restarted (or ended this process's session) since start_profile(): the
+        profile was lost with the method's instance there."""
+        return Profile._from_native(self._stop_native())
+
+    def _stop_native(self) -> dict:
+        return self._native.stop_profile(etdump=True, chrome_trace=True)
+
     def _wrap(self, value: Any) -> Any:
         if self._torch is None or not isinstance(value, _native.Tensor):
             return value
@@ -148,6 +190,23 @@ class Program:
     def load_method(self, name: str = "forward") -> Method:
         torch_module = sys.modules.get("torch")  # decided now, never importing torch
         return Method(self._native.load_method(name), torch_module)
+
+    @property
+    def bundled_tests(self) -> dict:
+        """A bundled program's (.bpte) test cases: {method: number of cases}, in the
+        file's order; empty for a plain .pte."""
+        return dict(self._native.bundled_tests)
+
+    def verify(self, rtol: Optional[float] = None, atol: Optional[float] = None,
+               method: Optional[str] = None) -> VerifyReport:
+        """Runs a bundled program's test cases in the daemon (each tested method on a
+        fresh instance; methods loaded here are untouched) and compares every output
+        with the one expected: an element passes when |got - expected| <= atol + rtol *
+        |expected| (None: 1e-5 and 1e-8, ExecuTorch's defaults). `method`: only its
+        cases. A failing case is reported, not raised. Raises InvalidArgument for a
+        program without test cases (a plain .pte) or a negative tolerance, NotFound for
+        a method without test cases (naming those that have some)."""
+        return VerifyReport._from_native(self._native.verify(rtol, atol, method or ""))
 
 
 class Runtime:
