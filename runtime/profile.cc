@@ -104,19 +104,38 @@ std::string ProfileSummary::table(size_t max_rows) const {
   std::string out =
       fmt::format("{} execute(s), {} each on average\n", executes,
                   duration(executes == 0 ? 0 : execute_ns / static_cast<int64_t>(executes)));
+  auto share = [&](int64_t ns) {
+    return execute_ns == 0 ? 0.0
+                           : 100.0 * static_cast<double>(ns) / static_cast<double>(execute_ns);
+  };
+  auto line = [&](int64_t total, uint64_t calls, const std::string& what) {
+    return fmt::format("{:>6.1f}% {:>10} {:>7} {:>10}  {}\n", share(total), duration(total), calls,
+                       duration(total / static_cast<int64_t>(calls)), what);
+  };
   out += fmt::format("{:>7} {:>10} {:>7} {:>10}  {}\n", "share", "total", "calls", "mean",
                      "operator / delegate call (args)");
   size_t shown = 0;
+  // Operators and delegates whatever their arguments: where the time goes, in short.
+  std::map<std::string, std::pair<int64_t, uint64_t>> by_name;
+  for (const ProfileRow& row : rows) {
+    if (row.kind == ProfileEvent::Kind::kDelegateStep) continue;
+    by_name[row.name].first += row.total_ns;
+    by_name[row.name].second += row.calls;
+  }
   for (const ProfileRow& row : rows) {
     const bool step = row.kind == ProfileEvent::Kind::kDelegateStep;
     if (!step && max_rows != 0 && shown++ >= max_rows) break;
-    const double share = execute_ns == 0 ? 0
-                                         : 100.0 * static_cast<double>(row.total_ns) /
-                                               static_cast<double>(execute_ns);
     std::string what = step ? fmt::format("  step at node {}: {}", row.args, row.name) : row.name;
     if (!step && !row.args.empty()) what += fmt::format("  ({})", row.args);
-    out += fmt::format("{:>6.1f}% {:>10} {:>7} {:>10}  {}\n", share, duration(row.total_ns),
-                       row.calls, duration(row.total_ns / static_cast<int64_t>(row.calls)), what);
+    out += line(row.total_ns, row.calls, what);
+  }
+  if (by_name.size() < rows.size()) {
+    std::vector<std::pair<std::string, std::pair<int64_t, uint64_t>>> sorted(by_name.begin(),
+                                                                             by_name.end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+    out += "by operator / delegate, all arguments together:\n";
+    for (const auto& [name, total] : sorted) out += line(total.first, total.second, name);
   }
   return out;
 }
