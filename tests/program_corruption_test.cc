@@ -101,6 +101,28 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, Corruption, ::testing::ValuesIn(kPrograms),
                            return name;
                          });
 
+// A bundled program: its own container and test values around the program. Every
+// truncation is refused; every flipped byte is refused or runs safely, test cases
+// included (exercise_program runs and compares them).
+TEST(Corruption, BundledProgramTruncatedOrFlipped) {
+  const std::vector<uint8_t> file = read_fixture("mlp_bundled_wrong.bpte");
+  ASSERT_FALSE(file.empty());
+  ASSERT_TRUE(testing::exercise_program(file).program_loaded);
+  for (size_t n = 0; n < file.size(); ++n) {
+    ASSERT_FALSE(Program::load(ProgramBytes::copy_of({file.data(), n})).ok()) << "cut to " << n;
+  }
+  int refused = 0;
+  std::vector<uint8_t> mutated = file;
+  for (size_t i = 0; i < file.size(); ++i) {
+    for (uint8_t mask : {uint8_t{0xff}, uint8_t{0x01}}) {
+      mutated[i] ^= mask;
+      refused += !testing::exercise_program(mutated).program_loaded;
+      mutated[i] = file[i];
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
+
 // Inputs that once crashed the loader or a sanitizer (from the fuzzer, or corruption
 // tests), kept so the bug stays fixed. Each must run through without a crash.
 TEST(Corruption, FuzzRegressionsRunSafely) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/bundled_verify.h"
 #include "runtime/method.h"
 #include "runtime/program.h"
 #include "server/tensor_codec.h"
@@ -175,6 +176,12 @@ ExerciseResult exercise_program(std::span<const uint8_t> bytes, std::span<const 
     const Outcome outcome = run_method(*program, name, hash_of(bytes), options);
     result.methods_loaded += outcome.loaded;
     result.methods_executed += outcome.executed;
+  }
+  if ((*program)->bundled_tests() != nullptr && options.execute) {
+    // A bundle's test cases: inputs and expectations as hostile as the program.
+    VerifyOptions verify;
+    verify.method_options.max_planned_bytes = options.max_bytes;
+    (void)verify_bundled(*program, verify).ok();
   }
   return result;
 }

@@ -2,7 +2,8 @@
 // outputs memory, bind inputs (zeros; scalars at their traced values) at the declared
 // shapes in exact heap buffers and then at smaller dynamic shapes chosen from the bytes,
 // each ending a mapping as an input at the end of a segment does, execute twice per
-// binding, and read every output through the daemon's encoding. Used on corrupted and
+// binding, and read every output through the daemon's encoding; a bundled program's
+// test cases are run and compared too. Used on corrupted and
 // fuzzed bytes, where the only requirement is that every step either succeeds or
 // returns an error: no crash, no sanitizer report.
 #pragma once
