@@ -14,8 +14,15 @@ namespace {
 
 constexpr flatbuffers::uoffset_t kMaxDepth = 16;
 constexpr flatbuffers::uoffset_t kMaxTables = 10'000'000;
+// Test values a bundle may hold in all (inputs and expected outputs of every case): a
+// flatbuffer can name one table many times, so the file's size alone bounds nothing.
+constexpr size_t kMaxValues = 100'000;
+// Where the format aligns its byte vectors (force_align in the schema), relative to
+// the start of the file: the program and each tensor's data are used in place.
+constexpr size_t kProgramAlignment = 32;
+constexpr size_t kTensorDataAlignment = 16;
 
-Result<BundledValue> read_tensor(const bfb::Tensor& t) {
+Result<BundledValue> read_tensor(const bfb::Tensor& t, const uint8_t* file) {
   BundledValue v;
   v.kind = ValueKind::kTensor;
   ET_ASSIGN_OR_RETURN(v.dtype, scalar_type_from_code(t.scalar_type()));
@@ -56,16 +63,26 @@ Result<BundledValue> read_tensor(const bfb::Tensor& t) {
                                        scalar_type_name(v.dtype), fmt::join(v.sizes, ", "), nbytes,
                                        have));
   }
-  if (have > 0) v.data = {t.data()->data(), have};
+  if (have > 0) {
+    if (static_cast<size_t>(t.data()->data() - file) % kTensorDataAlignment != 0) {
+      return invalid_program(fmt::format("a tensor's data is not aligned to {} bytes in the file",
+                                         kTensorDataAlignment));
+    }
+    v.data = {t.data()->data(), have};
+  }
   return v;
 }
 
-Result<BundledValue> read_value(const bfb::Value* value) {
+Result<BundledValue> read_value(const bfb::Value* value, const uint8_t* file) {
   if (value == nullptr) return invalid_program("a value is missing");
+  if (value->val() == nullptr) {
+    return invalid_program(
+        fmt::format("a value of kind {} carries nothing", static_cast<int>(value->val_type())));
+  }
   BundledValue v;
   switch (value->val_type()) {
     case bfb::ValueUnion::Tensor:
-      return read_tensor(*value->val_as_Tensor());
+      return read_tensor(*value->val_as_Tensor(), file);
     case bfb::ValueUnion::Int:
       v.kind = ValueKind::kInt;
       v.int_value = value->val_as_Int()->value();
@@ -84,19 +101,27 @@ Result<BundledValue> read_value(const bfb::Value* value) {
   }
 }
 
+// Reads `values`, counting them against `budget` (values left to read in the bundle).
 Result<std::vector<BundledValue>> read_values(
-    const flatbuffers::Vector<flatbuffers::Offset<bfb::Value>>* values, const char* what) {
+    const flatbuffers::Vector<flatbuffers::Offset<bfb::Value>>* values, const char* what,
+    const uint8_t* file, size_t& budget) {
   std::vector<BundledValue> out;
   if (values == nullptr) return out;
+  if (values->size() > budget) {
+    return invalid_program(
+        fmt::format("the bundle holds more than {} test values in all", kMaxValues));
+  }
+  budget -= values->size();
   for (flatbuffers::uoffset_t i = 0; i < values->size(); ++i) {
-    auto v = read_value(values->Get(i));
+    auto v = read_value(values->Get(i), file);
     if (!v.ok()) return v.status().with_context(fmt::format("{} {}", what, i));
     out.push_back(std::move(v).value());
   }
   return out;
 }
 
-Result<BundledMethodSuite> read_suite(const bfb::MethodTestSuite* suite, size_t index) {
+Result<BundledMethodSuite> read_suite(const bfb::MethodTestSuite* suite, size_t index,
+                                      const uint8_t* file, size_t& budget) {
   if (suite == nullptr || suite->method_name() == nullptr) {
     return invalid_program(fmt::format("test suite {} names no method", index));
   }
@@ -105,11 +130,18 @@ Result<BundledMethodSuite> read_suite(const bfb::MethodTestSuite* suite, size_t 
   if (suite->test_cases() == nullptr) return out;
   for (flatbuffers::uoffset_t c = 0; c < suite->test_cases()->size(); ++c) {
     const bfb::TestCase* test = suite->test_cases()->Get(c);
+    if (test == nullptr || budget == 0) {
+      return invalid_program(
+          test == nullptr
+              ? fmt::format("test case {} of method '{}' is missing", c, out.method)
+              : fmt::format("the bundle holds more than {} test values in all", kMaxValues));
+    }
+    --budget;  // a case counts, even with no values
     const std::string where = fmt::format("test case {} of method '{}'", c, out.method);
     BundledTestCase parsed;
-    auto inputs = read_values(test->inputs(), "input");
+    auto inputs = read_values(test->inputs(), "input", file, budget);
     if (!inputs.ok()) return inputs.status().with_context(where);
-    auto expected = read_values(test->expected_outputs(), "expected output");
+    auto expected = read_values(test->expected_outputs(), "expected output", file, budget);
     if (!expected.ok()) return expected.status().with_context(where);
     parsed.inputs = std::move(inputs).value();
     parsed.expected_outputs = std::move(expected).value();
@@ -153,11 +185,16 @@ Result<BundledProgramParts> parse_bundled_program(std::shared_ptr<const ProgramB
   if (root->program() == nullptr || root->program()->size() == 0) {
     return invalid_program("the bundled program holds no program");
   }
+  if (static_cast<size_t>(root->program()->data() - file.data()) % kProgramAlignment != 0) {
+    return invalid_program(fmt::format(
+        "the program inside the bundle is not aligned to {} bytes in the file", kProgramAlignment));
+  }
   auto tests = std::make_shared<BundledTests>();
   tests->version = root->version();
+  size_t budget = kMaxValues;
   if (root->method_test_suites()) {
     for (flatbuffers::uoffset_t s = 0; s < root->method_test_suites()->size(); ++s) {
-      auto suite = read_suite(root->method_test_suites()->Get(s), s);
+      auto suite = read_suite(root->method_test_suites()->Get(s), s, file.data(), budget);
       if (!suite.ok()) return suite.status().with_context("the bundled program's tests");
       for (const BundledMethodSuite& earlier : tests->suites) {
         if (earlier.method == suite->method) {

@@ -67,8 +67,10 @@ struct BundledProgramParts {
 
 // Verifies a bundled program's flatbuffer and every test value in it (known scalar
 // types, ranks within the runtime's limit, dim orders that are permutations, data
-// exactly as long as the sizes say) and splits it into the embedded program and its
-// tests. The embedded program itself is verified by Program::load().
+// exactly as long as the sizes say and aligned as the format aligns it; at most
+// 100,000 values and cases in all) and splits it into the embedded program and its
+// tests. The embedded program itself is verified by Program::load(), which also
+// checks that every suite names one of its methods.
 // Errors: InvalidProgram naming what is wrong ("the bundled program's ...").
 Result<BundledProgramParts> parse_bundled_program(std::shared_ptr<const ProgramBytes> bundle);
 

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "runtime/half.h"
 #include "runtime/tensor.h"
@@ -93,13 +96,15 @@ double exact_value(ScalarType t, const uint8_t* p) {
 }
 
 // Element strides of a contiguous layout in `dim_order`.
+// (Unsigned: a tensor with a zero size may have other sizes whose product overflows;
+// its strides are never used to read.)
 std::array<int64_t, kMaxRank> strides_of(std::span<const int64_t> sizes,
                                          std::span<const uint8_t> dim_order) {
   std::array<int64_t, kMaxRank> strides{};
-  int64_t stride = 1;
+  uint64_t stride = 1;
   for (size_t k = dim_order.size(); k-- > 0;) {
-    strides[dim_order[k]] = stride;
-    stride *= sizes[dim_order[k]];
+    strides[dim_order[k]] = static_cast<int64_t>(stride);
+    stride *= static_cast<uint64_t>(sizes[dim_order[k]]);
   }
   return strides;
 }
@@ -292,15 +297,36 @@ void run_case(Method& method, const BundledTestCase& test, const VerifyOptions& 
   }
 }
 
+using OutputBuffer = std::unique_ptr<uint8_t, void (*)(void*)>;
+
 // Gives every output the method does not plan (exported with alloc_graph_output=False)
-// memory of its own, held in `buffers` for the method's life.
-Status give_outputs_memory(Method& method, std::vector<std::vector<uint8_t>>& buffers) {
+// memory of its own (zeroed, at least a byte), held in `buffers` for the method's
+// life; all of it counts against the method's planned-memory limit.
+Status give_outputs_memory(Method& method, uint64_t limit, std::vector<OutputBuffer>& buffers) {
+  uint64_t total = method.planned_bytes();
   for (size_t i = 0; i < method.num_outputs(); ++i) {
     const ValueMeta& out = method.meta().outputs[i];
-    if (out.tensor && !out.tensor->is_memory_planned && !method.output_is_input(i)) {
-      std::vector<uint8_t>& bytes = buffers.emplace_back(out.tensor->nbytes);
-      ET_RETURN_IF_ERROR(method.set_output_buffer(i, bytes.data(), bytes.size()));
+    if (!out.tensor || out.tensor->is_memory_planned || method.output_is_input(i)) continue;
+    const uint64_t nbytes = std::max<uint64_t>(out.tensor->nbytes, 1);
+    if (__builtin_add_overflow(total, nbytes, &total) || total > limit) {
+      return resource_exhausted(fmt::format(
+          "the method's unplanned outputs need more memory than its limit of {} bytes", limit));
     }
+    void* p = std::calloc(nbytes, 1);
+    if (p == nullptr) return resource_exhausted(fmt::format("cannot allocate {} bytes", nbytes));
+    OutputBuffer& buffer = buffers.emplace_back(static_cast<uint8_t*>(p), &std::free);
+    ET_RETURN_IF_ERROR(method.set_output_buffer(i, buffer.get(), nbytes));
+  }
+  return Status();
+}
+
+// Why the cases left are not run, or ok to go on.
+Status stop_reason(const ExecuteLimits& limits) {
+  if (limits.cancelled != nullptr && limits.cancelled->load(std::memory_order_relaxed)) {
+    return unavailable("not run: the verification was stopped (its caller went away)");
+  }
+  if (std::chrono::steady_clock::now() > limits.deadline) {
+    return deadline_exceeded("not run: the verification ran past its deadline");
   }
   return Status();
 }
@@ -351,14 +377,21 @@ Result<VerifyReport> verify_bundled(const std::shared_ptr<const Program>& progra
   for (const BundledMethodSuite& suite : tests->suites) {
     if (!options.method.empty() && suite.method != options.method) continue;
     auto method = Method::load(program, suite.method, options.method_options);
-    std::vector<std::vector<uint8_t>> output_buffers;
-    Status prepared = method.ok() ? give_outputs_memory(**method, output_buffers) : method.status();
+    std::vector<OutputBuffer> output_buffers;
+    Status prepared = method.ok()
+                          ? give_outputs_memory(**method, options.method_options.max_planned_bytes,
+                                                output_buffers)
+                          : method.status();
     for (size_t c = 0; c < suite.cases.size(); ++c) {
       CaseResult& result = report.cases.emplace_back();
       result.method = suite.method;
       result.case_index = c;
       if (!prepared.ok()) {
         result.status = prepared;
+        continue;
+      }
+      if (Status stop = stop_reason(options.limits); !stop.ok()) {
+        result.status = stop;
         continue;
       }
       run_case(**method, suite.cases[c], options, result);

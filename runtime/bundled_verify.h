@@ -11,6 +11,7 @@
 // Thread-safety: verify_bundled() shares nothing between calls.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -68,9 +69,11 @@ struct VerifyOptions {
 };
 
 // Runs the test cases of `program`. A case that fails is reported in its CaseResult,
-// never as the call's error. Errors: FailedPrecondition when `program` is not a
-// bundled program; NotFound when options.method has no test suite (naming those that
-// do); InvalidArgument for a negative or NaN tolerance.
+// never as the call's error; so are the cases left once options.limits.deadline has
+// passed (DeadlineExceeded) or its `cancelled` is set (Unavailable): each execute is
+// bounded by the limits, and the whole verification by its deadline. Errors: FailedPrecondition
+// when `program` is not a bundled program; NotFound when options.method has no test suite (naming
+// those that do); InvalidArgument for a negative or NaN tolerance.
 Result<VerifyReport> verify_bundled(const std::shared_ptr<const Program>& program,
                                     const VerifyOptions& options = {});
 

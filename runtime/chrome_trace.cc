@@ -22,7 +22,9 @@ std::string quoted(std::string_view s) {
         out += "\\n";
         break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
+        // Control characters, and every byte above ASCII (a program's names need not be
+        // UTF-8; JSON must be): escaped one byte per character.
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x80) {
           fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned char>(c));
         } else {
           out += c;

@@ -62,13 +62,21 @@ flatbuffers::Offset<fb::RunData> write_run(flatbuffers::FlatBufferBuilder& b,
 
 }  // namespace
 
-std::vector<uint8_t> etdump_bytes(const std::vector<ExecuteProfile>& profiles) {
+Result<std::vector<uint8_t>> etdump_bytes(const std::vector<ExecuteProfile>& profiles) {
+  constexpr size_t kMostEvents = 10'000'000;
+  size_t events = 0;
+  for (const ExecuteProfile& p : profiles) events += p.events.size() + 1;
+  if (events > kMostEvents) {
+    return resource_exhausted(
+        fmt::format("{} profile events are more than one ETDump holds ({}): profile fewer executes",
+                    events, kMostEvents));
+  }
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::RunData>> runs;
   for (const ExecuteProfile& p : profiles) runs.push_back(write_run(b, p));
   const auto run_data = b.CreateVector(runs);
   b.FinishSizePrefixed(fb::CreateETDump(b, 0, run_data), fb::ETDumpIdentifier());
-  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }
 
 }  // namespace et

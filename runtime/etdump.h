@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "runtime/profile.h"
+#include "runtime/status.h"
 
 namespace et {
 
-std::vector<uint8_t> etdump_bytes(const std::vector<ExecuteProfile>& profiles);
+// ResourceExhausted when the profiles hold more than 10,000,000 events in all (a
+// flatbuffer holds at most 2 GiB): profile fewer executes.
+Result<std::vector<uint8_t>> etdump_bytes(const std::vector<ExecuteProfile>& profiles);
 
 }  // namespace et

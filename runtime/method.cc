@@ -593,13 +593,17 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
         status = catch_exceptions("", [&] { return step.fn(ctx); });
         if constexpr (kProfiled) {
           const int64_t ended = profile_clock_ns();
-          ProfileEvent& e = profile->events.emplace_back();
-          e.start_ns = started;
-          e.end_ns = ended;
-          e.name = op_names_[step.target];
-          e.chain = static_cast<uint32_t>(c);
-          e.instruction = static_cast<uint32_t>(pc);
-          e.args = tensor_args(step);
+          if (profile->events.size() >= ExecuteProfile::kMostEvents) {
+            ++profile->dropped_events;
+          } else {
+            ProfileEvent& e = profile->events.emplace_back();
+            e.start_ns = started;
+            e.end_ns = ended;
+            e.name = op_names_[step.target];
+            e.chain = static_cast<uint32_t>(c);
+            e.instruction = static_cast<uint32_t>(pc);
+            e.args = tensor_args(step);
+          }
         }
         temp_.reset();
         if (rebound_.size() > 2 * tensors_.size() + 64) {
@@ -618,7 +622,10 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
       }
       case Step::Kind::kDelegate: {
         KernelContext ctx(meta_->backends[step.target], step.args, &temp_, &rebound_);
-        if constexpr (kProfiled) {
+        if (kProfiled && profile->events.size() >= ExecuteProfile::kMostEvents) {
+          ++profile->dropped_events;
+          status = catch_exceptions("", [&] { return delegates_[step.target]->execute(ctx); });
+        } else if constexpr (kProfiled) {
           // The call's event comes before the steps the delegate reports.
           const size_t event = profile->events.size();
           ProfileEvent& e = profile->events.emplace_back();

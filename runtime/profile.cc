@@ -129,7 +129,11 @@ std::string ProfileSummary::table(size_t max_rows) const {
     if (!step && !row.args.empty()) what += fmt::format("  ({})", row.args);
     out += line(row.total_ns, row.calls, what);
   }
-  if (by_name.size() < rows.size()) {
+  const auto top_rows =
+      static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const ProfileRow& r) {
+        return r.kind != ProfileEvent::Kind::kDelegateStep;
+      }));
+  if (by_name.size() < top_rows) {
     std::vector<std::pair<std::string, std::pair<int64_t, uint64_t>>> sorted(by_name.begin(),
                                                                              by_name.end());
     std::sort(sorted.begin(), sorted.end(),

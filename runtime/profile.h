@@ -41,10 +41,14 @@ const char* profile_event_kind_name(ProfileEvent::Kind kind);
 
 // One execute of one method.
 struct ExecuteProfile {
+  // Events one execute keeps (a program that loops may run an instruction millions of
+  // times); later ones are counted in dropped_events.
+  static constexpr size_t kMostEvents = 1'000'000;
   std::string method;
-  int64_t start_ns = 0;  // steady clock
+  int64_t start_ns = 0;  // steady clock; 0 until the execute starts running
   int64_t end_ns = 0;
   std::vector<ProfileEvent> events;  // in the order they started
+  uint64_t dropped_events = 0;
 };
 
 inline int64_t profile_clock_ns() {
@@ -58,7 +62,12 @@ class DelegateProfile {
  public:
   DelegateProfile(ExecuteProfile& profile, uint32_t chain, uint32_t instruction)
       : profile_(profile), chain_(chain), instruction_(instruction) {}
+  // Not thread-safe: report from the thread that runs the delegate call.
   void add_step(std::string name, int64_t debug_id, int64_t start_ns, int64_t end_ns) {
+    if (profile_.events.size() >= ExecuteProfile::kMostEvents) {
+      ++profile_.dropped_events;
+      return;
+    }
     ProfileEvent& e = profile_.events.emplace_back();
     e.kind = ProfileEvent::Kind::kDelegateStep;
     e.name = std::move(name);

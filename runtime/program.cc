@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "runtime/printable.h"
 #include "runtime/program_verifier.h"
 #include "runtime/schema/program_generated.h"
 
@@ -92,6 +93,14 @@ Result<std::shared_ptr<const Program>> Program::load(std::shared_ptr<const Progr
   ET_ASSIGN_OR_RETURN(BundledProgramParts parts, parse_bundled_program(std::move(bytes)));
   auto program = load_plain(std::move(parts.program), std::move(data));
   if (!program.ok()) return program.status().with_context("the program inside the bundle");
+  for (const BundledMethodSuite& suite : parts.tests->suites) {
+    if (!(*program)->method_meta(suite.method).ok()) {
+      return invalid_program(fmt::format(
+          "the bundled program's tests: they test method '{}', which the program does not "
+          "have; it has: {}",
+          printable(suite.method), fmt::join((*program)->method_names(), ", ")));
+    }
+  }
   (*program)->bundled_ = std::move(parts.tests);
   return std::shared_ptr<const Program>(std::move(program).value());
 }

@@ -565,6 +565,7 @@ Status ServiceCore::verify_program(const pb::VerifyProgramRequest& req,
   options.method = req.method_name();
   options.method_options.max_planned_bytes = limits_.max_method_bytes;
   options.limits.deadline = arrived + limits_.request_deadline;
+  options.limits.cancelled = &s->cancelled;
   options.limits.max_instructions = limits_.max_instructions;
   ET_ASSIGN_OR_RETURN(VerifyReport report, verify_bundled(p->program, options));
   resp.set_rtol(report.tolerance.rtol);
@@ -851,15 +852,24 @@ Status ServiceCore::execute_locked(const std::atomic<bool>& cancelled, MethodSlo
   executes_.fetch_add(1, std::memory_order_relaxed);
   const auto start = std::chrono::steady_clock::now();
   ExecuteProfile* profile = nullptr;
-  if (slot.profiling != nullptr) {
-    if (slot.profiling->executes.size() < slot.profiling->max_executes) {
-      profile = &slot.profiling->executes.emplace_back();
+  MethodSlot::Profiling* profiling = slot.profiling.get();
+  if (profiling != nullptr) {
+    if (profiling->executes.size() < profiling->max_executes &&
+        profiling->events < MethodSlot::Profiling::kMostEvents) {
+      profile = &profiling->executes.emplace_back();
     } else {
-      ++slot.profiling->dropped;
+      ++profiling->dropped;
     }
   }
   Status status = slot.method->execute(
       {start + limits_.execution_deadline, &cancelled, limits_.max_instructions}, profile);
+  if (profile != nullptr) {
+    if (profile->start_ns == 0) {
+      profiling->executes.pop_back();  // refused before it ran (inputs not set)
+    } else {
+      profiling->events += profile->events.size();
+    }
+  }
   const auto took =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
@@ -933,7 +943,7 @@ Status ServiceCore::stop_profile(const pb::StopProfileRequest& req, pb::StopProf
   }
   resp.set_table(summary.table());
   if (req.etdump()) {
-    const std::vector<uint8_t> etdump = etdump_bytes(profiling->executes);
+    ET_ASSIGN_OR_RETURN(const std::vector<uint8_t> etdump, etdump_bytes(profiling->executes));
     resp.set_etdump(etdump.data(), etdump.size());
   }
   if (req.chrome_trace()) resp.set_chrome_trace(chrome_trace_json(profiling->executes));

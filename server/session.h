@@ -47,8 +47,11 @@ struct MethodSlot {
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> output_buffers;
   // StartProfile..StopProfile: the executes profiled so far (nullptr: not profiling).
   struct Profiling {
+    // Events kept in all (about 100 bytes each): later executes are dropped.
+    static constexpr uint64_t kMostEvents = 2'000'000;
     size_t max_executes = 0;
     uint64_t dropped = 0;
+    uint64_t events = 0;
     std::vector<ExecuteProfile> executes;
   };
   std::unique_ptr<Profiling> profiling;

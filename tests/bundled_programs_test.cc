@@ -2,6 +2,8 @@
 // the exported fixture and on bundles built here around the mlp fixture.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -212,23 +214,43 @@ TEST(BundledProgram, NanMatchesNanOnly) {
   EXPECT_TRUE(std::isinf(report->cases[0].outputs.at(0).max_abs_error));
 }
 
-TEST(BundledProgram, SuiteOfAMethodTheProgramLacks) {
-  auto program = load_bundle(testing::build_bundle(
+TEST(BundledProgram, SuitesMustNameTheProgramsMethods) {
+  const Status lacking = load_error(testing::build_bundle(
       mlp_bytes(), {{"forward", {mlp_case(0)}}, {"backward", {mlp_case(0)}}}));
-  auto report = verify_bundled(program);
-  ASSERT_TRUE(report.ok());
-  ASSERT_EQ(report->cases.size(), 2u);
-  EXPECT_TRUE(report->cases[0].passed());
-  EXPECT_EQ(report->cases[1].method, "backward");
-  EXPECT_EQ(report->cases[1].status.code(), StatusCode::kNotFound);
+  EXPECT_EQ(lacking.code(), StatusCode::kInvalidProgram);
+  EXPECT_NE(
+      lacking.message().find("method 'backward', which the program does not have; it has: forward"),
+      std::string::npos)
+      << lacking.message();
 
+  auto program = load_bundle(testing::build_bundle(mlp_bytes(), {{"forward", {mlp_case(0)}}}));
   auto only = verify_bundled(program, {.method = "forward"});
   ASSERT_TRUE(only.ok());
   EXPECT_EQ(only->cases.size(), 1u);
   auto unknown = verify_bundled(program, {.method = "sideways"});
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(unknown.status().message().find("it tests: forward, backward"), std::string::npos)
+  EXPECT_NE(unknown.status().message().find("it tests: forward"), std::string::npos)
       << unknown.status().message();
+}
+
+TEST(BundledProgram, CasesLeftPastTheDeadlineOrCancelledAreNotRun) {
+  auto program = load_bundle(
+      testing::build_bundle(mlp_bytes(), {{"forward", {mlp_case(0), mlp_case(1), mlp_case(2)}}}));
+  VerifyOptions late;
+  late.limits.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  auto report = verify_bundled(program, late);
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->cases.size(), 3u);
+  for (const CaseResult& c : report->cases) {
+    EXPECT_EQ(c.status.code(), StatusCode::kDeadlineExceeded) << c.status.to_string();
+  }
+  std::atomic<bool> cancelled{true};
+  VerifyOptions stopped;
+  stopped.limits.cancelled = &cancelled;
+  report = verify_bundled(program, stopped);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->cases[0].status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(report->num_passed(), 0u);
 }
 
 TEST(BundledProgram, PlainProgramAndBadTolerancesAreRefused) {
@@ -268,6 +290,16 @@ TEST(BundledProgram, CorruptBundlesAreClearErrors) {
 
   expect_invalid(load_error(testing::build_bundle(mlp_bytes(), {{"forward", {}}, {"forward", {}}})),
                  "method 'forward' has two test suites");
+
+  BundleCase no_body = mlp_case(0);
+  no_body.expected_outputs[0].without_body = true;
+  expect_invalid(load_error(testing::build_bundle(mlp_bytes(), {{"forward", {no_body}}})),
+                 "expected output 0: a value of kind 1 carries nothing");
+
+  // A flatbuffer may name one case many times: the values are counted, not the bytes.
+  const std::vector<BundleCase> many(100'001);
+  expect_invalid(load_error(testing::build_bundle(mlp_bytes(), {{"forward", many}})),
+                 "more than 100000 test values");
 
   std::vector<uint8_t> broken_program = mlp_bytes();
   broken_program.resize(broken_program.size() / 2);

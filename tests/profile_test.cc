@@ -121,7 +121,8 @@ TEST(Profile, SummaryAggregatesExecutesSlowestFirst) {
   EXPECT_NE(table.find("3 execute(s)"), std::string::npos) << table;
   EXPECT_NE(table.find("XnnpackBackend  (delegate 0)"), std::string::npos) << table;
   EXPECT_NE(table.find("  step at node "), std::string::npos) << table;
-  EXPECT_NE(table.find("by operator / delegate, all arguments together:"), std::string::npos) << table;
+  EXPECT_NE(table.find("by operator / delegate, all arguments together:"), std::string::npos)
+      << table;
   EXPECT_NE(table.find("aten::native_layer_norm.out  (float32["), std::string::npos) << table;
 }
 

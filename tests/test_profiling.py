@@ -31,6 +31,18 @@ BLOCK_INPUT = MODELS / "transformer_block_xnnpack" / "forward.in0.npy"
 MLP_CALLS = {"aten::permute_copy.out": 2, "aten::addmm.out": 2, "aten::relu.out": 1}
 # A row of the table: share, total, calls, mean, then what ran.
 TABLE_ROW = re.compile(r"^ *[\d.]+% +[\d.]+ [mu]?s +(\d+) +[\d.]+ [mu]?s  (.*)$", re.M)
+SUMMARY = "by operator / delegate, all arguments together:\n"
+
+
+def table_rows(table: str) -> list[tuple[str, str]]:
+    """The rows of a table, without its summary by operator."""
+    return TABLE_ROW.findall(table.split(SUMMARY)[0])
+
+
+def summary_rows(table: str) -> dict[str, int]:
+    """The summary by operator: calls per operator or delegate."""
+    assert SUMMARY in table, table
+    return {what: int(count) for count, what in TABLE_ROW.findall(table.split(SUMMARY)[1])}
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +81,8 @@ def test_every_operator_call_is_counted(mlp):
     assert calls_by_operator(p.rows) == {name: 3 * n for name, n in MLP_CALLS.items()}
     assert p.table.startswith("3 execute(s), ")
     assert str(p) == p.table.rstrip("\n")
-    assert len(TABLE_ROW.findall(p.table)) == len(p.rows)
+    assert len(table_rows(p.table)) == len(p.rows)
+    assert summary_rows(p.table) == {name: 3 * n for name, n in MLP_CALLS.items()}
     totals = [row.total_ns for row in p.rows]
     assert totals == sorted(totals, reverse=True)  # slowest first
     for row in p.rows:
@@ -252,7 +265,7 @@ def test_cpp_client_prints_the_table(daemon_socket, tmp_path, transport):
     assert f"transport {transport}" in result.stderr
     assert result.stdout.startswith("3 execute(s), "), result.stdout
     calls = Counter()
-    for count, what in TABLE_ROW.findall(result.stdout):
+    for count, what in table_rows(result.stdout):
         calls[what.split()[0]] += int(count)
     assert calls == {name: 3 * n for name, n in MLP_CALLS.items()}, result.stdout
     assert (tmp_path / "out" / "call2" / "0.npy").is_file()  # the calls ran as before
@@ -262,7 +275,7 @@ def test_cpp_client_steps_under_their_delegate(daemon_socket, tmp_path):
     result = etclient_run(daemon_socket, tmp_path, BLOCK, BLOCK_INPUT, 2, "--profile")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("2 execute(s), ")
-    lines = [what for _, what in TABLE_ROW.findall(result.stdout)]
+    lines = [what for _, what in table_rows(result.stdout)]
     delegate = next(i for i, what in enumerate(lines) if what.startswith("XnnpackBackend  ("))
     assert lines[delegate + 1].startswith("  step at node "), result.stdout
 

@@ -37,7 +37,7 @@ Status write_profile_outputs(const std::vector<ExecuteProfile>& profiles,
     std::fprintf(stderr, "%s: Chrome trace written to %s\n", tool, outputs.trace_path.c_str());
   }
   if (!outputs.etdump_path.empty()) {
-    const std::vector<uint8_t> etdump = etdump_bytes(profiles);
+    ET_ASSIGN_OR_RETURN(const std::vector<uint8_t> etdump, etdump_bytes(profiles));
     ET_RETURN_IF_ERROR(write_file(outputs.etdump_path, etdump.data(), etdump.size()));
     std::fprintf(stderr, "%s: ETDump written to %s\n", tool, outputs.etdump_path.c_str());
   }

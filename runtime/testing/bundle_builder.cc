@@ -11,6 +11,11 @@ namespace {
 
 flatbuffers::Offset<bfb::Value> write_value(flatbuffers::FlatBufferBuilder& b,
                                             const BundleValue& v) {
+  if (v.without_body) {
+    bfb::ValueBuilder value(b);
+    value.add_val_type(bfb::ValueUnion::Tensor);
+    return value.Finish();
+  }
   switch (v.kind) {
     case BundleValue::Kind::kInt:
       return bfb::CreateValue(b, bfb::ValueUnion::Int, bfb::CreateInt(b, v.int_value).Union());

@@ -12,6 +12,7 @@ namespace et::testing {
 
 struct BundleValue {
   enum class Kind { kTensor, kInt, kBool, kDouble } kind = Kind::kTensor;
+  bool without_body = false;  // write the kind but no value table (a corrupt value)
   int8_t scalar_type = static_cast<int8_t>(ScalarType::kFloat);
   std::vector<int32_t> sizes;
   std::vector<uint8_t> dim_order;  // written as given (empty: none written)
