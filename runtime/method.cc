@@ -10,6 +10,7 @@
 #include <set>
 
 #include "runtime/exceptions.h"
+#include "runtime/printable.h"
 #include "runtime/profile.h"
 #include "runtime/program_verifier.h"
 #include "runtime/schema/program_generated.h"
@@ -74,6 +75,23 @@ std::string given_string(const InputValue& v) {
   }
 }
 
+// NotSupported when the plan puts a planned buffer on a device: this runtime allocates
+// host memory only.
+Status check_buffers_on_host(const fb::ExecutionPlan& plan, std::string_view name) {
+  if (plan.non_const_buffer_device() == nullptr) return Status();
+  for (const fb::NonConstBufferDevice* d : *plan.non_const_buffer_device()) {
+    if (d == nullptr || d->device_type() == 0) continue;
+    return not_supported(fmt::format(
+        "method '{}' plans its buffer {} on device {}:{}; this runtime runs programs on the "
+        "CPU and allocates no device memory (export without "
+        "ExecutorchBackendConfig(enable_non_cpu_memory_planning=True))",
+        name, d->buffer_idx(),
+        d->device_type() == 1 ? "cuda" : "device type " + std::to_string(d->device_type()),
+        d->device_index()));
+  }
+  return Status();
+}
+
 }  // namespace
 
 struct Method::Step {
@@ -96,6 +114,7 @@ Result<std::unique_ptr<Method>> Method::load(std::shared_ptr<const Program> prog
       options.backends ? *options.backends : BackendRegistry::global();
   ET_ASSIGN_OR_RETURN(const MethodMeta* meta, program->method_meta(name));
   ET_ASSIGN_OR_RETURN(const fb::ExecutionPlan* plan, program->plan(name));
+  ET_RETURN_IF_ERROR(check_buffers_on_host(*plan, name));
 
   uint64_t planned = 0;
   for (int64_t size : meta->planned_buffer_sizes) {
@@ -698,6 +717,27 @@ Result<const Value*> Method::output(size_t index) const {
         meta_->name));
   }
   return &values_[static_cast<size_t>(output_indices_[index])];
+}
+
+Result<const Tensor*> Method::attribute(std::string_view name) const {
+  std::vector<std::string_view> names;
+  for (const AttributeMeta& a : meta_->attributes) {
+    if (a.name == name) {
+      const Value& v = values_[static_cast<size_t>(a.value_index)];
+      if (!v.is_tensor()) {
+        return internal_error(fmt::format("attribute '{}' of method '{}' holds no tensor",
+                                          printable(name), meta_->name));
+      }
+      return &v.to_tensor();
+    }
+    names.push_back(a.name);
+  }
+  return not_found(fmt::format(
+      "method '{}' has no attribute '{}'; {}", meta_->name, printable(name),
+      names.empty() ? std::string("it has none (a program names its mutable buffers when "
+                                  "exported with ExecutorchBackendConfig(emit_mutable_buffer_"
+                                  "names=True))")
+                    : fmt::format("it has: {}", fmt::join(names, ", "))));
 }
 
 }  // namespace et

@@ -107,6 +107,11 @@ class Method {
   // or after an input changed since.
   Result<const Value*> output(size_t index) const;
 
+  // The tensor the program names `name` (a mutable buffer's state as the last execute
+  // left it, or a constant), valid until the next execute() or set_input(). NotFound
+  // naming the attributes the method has.
+  Result<const Tensor*> attribute(std::string_view name) const;
+
   // True when output `index` is one of the method's inputs (same value).
   bool output_is_input(size_t index) const;
 

@@ -32,6 +32,14 @@ struct ValueMeta {
   Value traced;
 };
 
+// A tensor the program names (its fully qualified name, e.g. a mutable buffer "state"
+// or a weight kept in a .ptd): ExecuTorch calls these a method's attributes.
+struct AttributeMeta {
+  std::string name;
+  TensorMeta tensor;
+  int32_t value_index = -1;  // in the method's value table
+};
+
 struct MethodMeta {
   std::string name;
   std::vector<ValueMeta> inputs;
@@ -39,6 +47,7 @@ struct MethodMeta {
   std::vector<int64_t> planned_buffer_sizes;  // bytes of each planned buffer, in order
   std::vector<std::string> operators;         // "name.overload" of every operator it calls
   std::vector<std::string> backends;          // delegate ids it calls
+  std::vector<AttributeMeta> attributes;      // in value-table order
   std::string input_spec;                     // pytree spec strings, as exported
   std::string output_spec;
 };

@@ -65,6 +65,22 @@ Result<ValueMeta> value_meta(const fb::ExecutionPlan& plan, int32_t index) {
   return meta;
 }
 
+// Every tensor value that carries a fully qualified name, in value-table order (as
+// ExecuTorch's MethodMeta counts attributes).
+Status collect_attributes(const fb::ExecutionPlan& plan, std::vector<AttributeMeta>& out) {
+  if (plan.values() == nullptr) return Status();
+  for (uint32_t i = 0; i < plan.values()->size(); ++i) {
+    const fb::EValue* v = plan.values()->Get(i);
+    if (v->val_type() != fb::KernelTypes::Tensor) continue;
+    const fb::ExtraTensorInfo* extra = v->val_as_Tensor()->extra_tensor_info();
+    if (extra == nullptr || extra->fully_qualified_name() == nullptr) continue;
+    ET_ASSIGN_OR_RETURN(ValueMeta meta, value_meta(plan, static_cast<int32_t>(i)));
+    out.push_back(AttributeMeta{extra->fully_qualified_name()->str(), std::move(*meta.tensor),
+                                static_cast<int32_t>(i)});
+  }
+  return Status();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const void>> BackendCache::get_or_create(
@@ -180,6 +196,7 @@ Status Program::build_metas() {
       for (const fb::BackendDelegate* d : *plan->delegates())
         meta.backends.push_back(d->id()->str());
     }
+    ET_RETURN_IF_ERROR(collect_attributes(*plan, meta.attributes));
     if (const fb::ContainerMetadata* c = plan->container_meta_type()) {
       if (c->encoded_inp_str()) meta.input_spec = c->encoded_inp_str()->str();
       if (c->encoded_out_str()) meta.output_spec = c->encoded_out_str()->str();

@@ -28,6 +28,21 @@ const MethodMeta& meta_of(const std::string& file) {
   return meta(kept.back());
 }
 
+// ExecuTorch's attributes: every tensor with a fully qualified name, in value order.
+TEST(Program, NamedMutableBuffersAreAttributes) {
+  const MethodMeta& named = meta_of("mutable_buffer_named.pte");
+  ASSERT_EQ(named.attributes.size(), 1u);
+  EXPECT_EQ(named.attributes[0].name, "total");
+  EXPECT_EQ(named.attributes[0].tensor.dtype, ScalarType::kFloat);
+  EXPECT_EQ(named.attributes[0].tensor.sizes, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(named.attributes[0].tensor.nbytes, 24u);
+  EXPECT_TRUE(named.attributes[0].tensor.is_memory_planned);
+  EXPECT_GE(named.attributes[0].value_index, 0);
+  // Exported without emit_mutable_buffer_names, the same buffer has no name.
+  EXPECT_TRUE(meta_of("mutable_buffer.pte").attributes.empty());
+  EXPECT_TRUE(meta_of("mlp.pte").attributes.empty());
+}
+
 TEST(Program, MlpMeta) {
   auto p = fixture("mlp.pte");
   ASSERT_NE(p, nullptr);

@@ -192,13 +192,15 @@ ET_METHOD_CALL(SetInputs, ((void)resp, core_.set_inputs(*req)))
 ET_METHOD_CALL(Execute, core_.execute(*req, *resp))
 ET_METHOD_CALL(GetOutputs, core_.get_outputs(*req, *resp))
 ET_METHOD_CALL(Run, core_.run(*req, *resp))
+ET_METHOD_CALL(GetAttribute, core_.get_attribute(*req, *resp))
 ET_UNARY(DropSegment, ((void)resp, core_.drop_segment(*req)))
 #undef ET_UNARY
-grpc::Status GrpcService::ServerStatus(grpc::ServerContext* ctx, const pb::ServerStatusRequest*,
+grpc::Status GrpcService::ServerStatus(grpc::ServerContext* ctx, const pb::ServerStatusRequest* req,
                                        pb::ServerStatusResponse* resp) {
   CallCount counted(*this);
-  return to_grpc(catch_exceptions(
-      "", [&] { return core_.server_status(ctx->peer(), *resp, caller(*ctx).ok()); }));
+  return to_grpc(catch_exceptions("", [&] {
+    return core_.server_status(ctx->peer(), *resp, caller(*ctx).ok(), req->with_registry());
+  }));
 }
 
 #undef ET_METHOD_CALL

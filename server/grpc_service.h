@@ -61,6 +61,8 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
                        pb::ExecuteResponse* resp) override;
   grpc::Status GetOutputs(grpc::ServerContext*, const pb::GetOutputsRequest* req,
                           pb::GetOutputsResponse* resp) override;
+  grpc::Status GetAttribute(grpc::ServerContext*, const pb::GetAttributeRequest* req,
+                            pb::GetAttributeResponse* resp) override;
   grpc::Status Run(grpc::ServerContext*, const pb::RunRequest* req, pb::RunResponse* resp) override;
   grpc::Status DropSegment(grpc::ServerContext*, const pb::DropSegmentRequest* req,
                            pb::DropSegmentResponse* resp) override;

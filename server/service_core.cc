@@ -7,6 +7,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <utility>
@@ -918,14 +919,43 @@ Status ServiceCore::start_profile(const pb::StartProfileRequest& req) {
 Status ServiceCore::stop_profile(const pb::StopProfileRequest& req, pb::StopProfileResponse& resp) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
   ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
-  std::unique_ptr<MethodSlot::Profiling> profiling;
-  ET_RETURN_IF_ERROR(with_method(*slot, [&] {
-    profiling = std::move(slot->profiling);
-    return Status();
-  }));
-  if (profiling == nullptr) {
-    return failed_precondition("the method is not being profiled: call StartProfile first");
+  std::vector<uint64_t> handles{req.method_handle()};
+  handles.insert(handles.end(), req.more_method_handles().begin(), req.more_method_handles().end());
+  std::vector<std::shared_ptr<MethodSlot>> slots;
+  for (uint64_t handle : handles) {
+    ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, handle));
+    if (std::find(slots.begin(), slots.end(), slot) != slots.end()) {
+      return invalid_argument(fmt::format("method_handle {} is named twice", handle));
+    }
+    slots.push_back(std::move(slot));
+  }
+  // Every profile is taken, or (when one is not running) none.
+  std::vector<std::unique_ptr<MethodSlot::Profiling>> taken(slots.size());
+  Status st;
+  for (size_t i = 0; i < slots.size() && st.ok(); ++i) {
+    st = with_method(*slots[i], [&] {
+      taken[i] = std::move(slots[i]->profiling);
+      return Status();
+    });
+    if (st.ok() && taken[i] == nullptr) {
+      st = failed_precondition(fmt::format(
+          "method_handle {} is not being profiled: call StartProfile first", handles[i]));
+    }
+  }
+  if (!st.ok()) {
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (taken[i] == nullptr) continue;
+      (void)with_method(*slots[i], [&] {
+        if (slots[i]->profiling == nullptr) slots[i]->profiling = std::move(taken[i]);
+        return Status();
+      });
+    }
+    return st;
+  }
+  std::unique_ptr<MethodSlot::Profiling> profiling = std::move(taken[0]);
+  for (size_t i = 1; i < taken.size(); ++i) {
+    for (ExecuteProfile& e : taken[i]->executes) profiling->executes.push_back(std::move(e));
+    profiling->dropped += taken[i]->dropped;
   }
   const ProfileSummary summary = ProfileSummary::of(profiling->executes);
   resp.set_executes(summary.executes);
@@ -992,6 +1022,18 @@ Status ServiceCore::run(const pb::RunRequest& req, pb::RunResponse& resp) {
   });
 }
 
+Status ServiceCore::get_attribute(const pb::GetAttributeRequest& req,
+                                  pb::GetAttributeResponse& resp) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
+  return with_method(*slot, [&]() -> Status {
+    ET_ASSIGN_OR_RETURN(const Tensor* tensor, slot->method->attribute(req.name()));
+    const Value value = Value::from_tensor(const_cast<Tensor*>(tensor));  // only read
+    return encode_output(0, value, nullptr, segment_lookup(s), *resp.mutable_value());
+  });
+}
+
 Status ServiceCore::drop_segment(const pb::DropSegmentRequest& req) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
   std::lock_guard<std::mutex> lock(s->mu);
@@ -1006,8 +1048,12 @@ Status ServiceCore::drop_segment(const pb::DropSegmentRequest& req) {
 }
 
 Status ServiceCore::server_status(const std::string& peer, pb::ServerStatusResponse& resp,
-                                  bool admitted) const {
+                                  bool admitted, bool with_registry) const {
   resp.set_version(kVersion);
+  if (with_registry) {
+    for (std::string& name : KernelRegistry::global().names()) resp.add_operators(std::move(name));
+    for (std::string& id : BackendRegistry::global().ids()) resp.add_backends(std::move(id));
+  }
   resp.set_protocol_version(etserver::kProtocolVersion);
   resp.set_uptime_seconds(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)

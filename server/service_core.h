@@ -150,6 +150,8 @@ class ServiceCore {
   Status execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp);
   Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp);
   Status run(const pb::RunRequest& req, pb::RunResponse& resp);
+  // NotFound naming the method's attributes when it has no attribute of that name.
+  Status get_attribute(const pb::GetAttributeRequest& req, pb::GetAttributeResponse& resp);
   // Profiles the method's executes from now on (InvalidArgument for max_executes above
   // 100000); starting again discards what was recorded.
   Status start_profile(const pb::StartProfileRequest& req);
@@ -158,8 +160,9 @@ class ServiceCore {
   Status drop_segment(const pb::DropSegmentRequest& req);
   // `peer` as gRPC names it: remote peers get the version and uptime only.
   // `admitted` false (a local user the daemon does not serve): as for remote peers.
+  // `with_registry`: also the operators and backends it registers (for anyone).
   Status server_status(const std::string& peer, pb::ServerStatusResponse& resp,
-                       bool admitted = true) const;
+                       bool admitted = true, bool with_registry = false) const;
 
   // ---- Stateless protocols (the KServe services, server/kserve/) ----
   // A method instance of `program` that no session holds (the caller keeps it), loaded

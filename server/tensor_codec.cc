@@ -111,6 +111,16 @@ void to_proto(const MethodMeta& meta, pb::MethodMeta& out) {
     out.add_planned_buffer_bytes(static_cast<uint64_t>(b));
   out.set_input_spec(meta.input_spec);
   out.set_output_spec(meta.output_spec);
+  for (const AttributeMeta& a : meta.attributes) {
+    pb::AttributeMeta& attribute = *out.add_attributes();
+    attribute.set_name(a.name);
+    ValueMeta v;
+    v.kind = ValueKind::kTensor;
+    v.tensor = a.tensor;
+    pb::ValueMeta tmp;
+    value_meta_to_proto(v, tmp);
+    *attribute.mutable_tensor() = std::move(*tmp.mutable_tensor());
+  }
 }
 
 Status decode_input(size_t index, const pb::Value& in, const SegmentLookup& segments,

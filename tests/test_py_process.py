@@ -88,7 +88,7 @@ def test_loops_over_execute_and_load_do_not_grow_memory(daemon_socket):
             method.set_inputs([x]); method.execute(); method.outputs()
         after_execute = rss_kb()
         for _ in range(300):
-            m = program.load_method()
+            m = program.new_method()
             m.execute([x])
             del m
             p = runtime.load_program(sys.argv[2])

@@ -189,7 +189,8 @@ def lower(spec: ModelSpec):
     config = ExecutorchBackendConfig(
         memory_planning_pass=MemoryPlanningPass(alloc_graph_input=spec.plan_io,
                                                 alloc_graph_output=spec.plan_io),
-        external_constants=(lambda _: spec.name) if spec.external_data else False)
+        external_constants=(lambda _: spec.name) if spec.external_data else False,
+        emit_mutable_buffer_names=spec.buffer_names)
     return edge.to_executorch(config)
 
 

@@ -58,6 +58,9 @@ class ModelSpec:
     external_data: bool = False
     # Bundled only: {method: {case: delta}} added to that case's expected outputs in the .bpte.
     bundled_perturb: dict = field(default_factory=dict)
+    # ExecutorchBackendConfig(emit_mutable_buffer_names=True): mutable buffers carry their
+    # names (ExecuTorch's method attributes, get_attribute()).
+    buffer_names: bool = False
 
 
 def seeded(seed: int) -> torch.Generator:
@@ -422,6 +425,11 @@ def model_specs() -> list[ModelSpec]:
                   [MethodSpec("forward", Counter(), (randn(2, 3, seed=26),),
                               subsequent_calls=[(randn(2, 3, seed=27),), (randn(2, 3, seed=28),)])],
                   ["add", "copy_", "mutable_buffer"]),
+        ModelSpec("mutable_buffer_named",
+                  [MethodSpec("forward", Counter(), (randn(2, 3, seed=26),),
+                              subsequent_calls=[(randn(2, 3, seed=27),), (randn(2, 3, seed=28),)])],
+                  ["add", "copy_", "mutable_buffer", "attributes"], buffer_names=True,
+                  notes="the buffer 'total' is named (emit_mutable_buffer_names): an attribute"),
         ModelSpec("dynamic_batch",
                   [MethodSpec("forward", init_weights(Mlp(), 29), (randn(3, 16, seed=30),),
                               trace_inputs=(randn(8, 16, seed=31),), dynamic_shapes=({0: batch},),

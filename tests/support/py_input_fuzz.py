@@ -99,13 +99,13 @@ def random_input(rng: random.Random, depth: int = 0):
 def valid_input(rng: random.Random, method, i: int):
     """An input the method takes, in a random layout and through a random path."""
     meta = method.metadata
-    info = meta.input_tensor_meta(i)
-    if info is None:
+    if meta.input_kind(i) != "tensor":
         return {"int": 3, "float": 0.5, "bool": True}.get(meta.input_kind(i), 1)
+    info = meta.input_tensor_meta(i)
     shape = info.sizes()
-    if info.dtype() == "bfloat16":
+    if info.dtype_name() == "bfloat16":
         return bytes(info.nbytes())
-    a = np.asarray(np.random.default_rng(rng.randint(0, 1 << 30)).standard_normal(shape) * 3).astype(info.dtype())
+    a = np.asarray(np.random.default_rng(rng.randint(0, 1 << 30)).standard_normal(shape) * 3).astype(info.dtype_name())
     rank = len(shape)
     if rank >= 2 and rng.random() < 0.5:
         order = rng.sample(range(rank), rank)

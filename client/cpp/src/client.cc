@@ -191,6 +191,18 @@ Result<ServerStatus> Client::server_status() {
   return out;
 }
 
+Result<Registry> Client::registry() {
+  grpc::ClientContext ctx;
+  pb::ServerStatusRequest req;
+  req.set_with_registry(true);
+  pb::ServerStatusResponse resp;
+  if (Status s = from_grpc(impl_->stub().ServerStatus(&ctx, req, &resp)); !s.ok()) return s;
+  Registry out;
+  out.operators.assign(resp.operators().begin(), resp.operators().end());
+  out.backends.assign(resp.backends().begin(), resp.backends().end());
+  return out;
+}
+
 Result<SharedTensor> Client::empty(DType dtype, std::vector<int64_t> sizes) {
   size_t numel = 1;
   for (int64_t s : sizes) {
@@ -720,6 +732,27 @@ Profile to_profile(pb::StopProfileResponse& resp) {
 
 }  // namespace
 
+Result<SharedTensor> Method::attribute(const std::string& name) {
+  SharedTensor result;
+  Status s = call([&](const Session& session) -> Status {
+    pb::GetAttributeRequest req;
+    req.set_session(session.token);
+    req.set_method_handle(handle_);
+    req.set_name(name);
+    pb::GetAttributeResponse resp;
+    grpc::ClientContext ctx;
+    if (Status sent = from_grpc(client_->stub().GetAttribute(&ctx, req, &resp)); !sent.ok()) {
+      return sent;
+    }
+    auto copied = Wire::copy_inline(client_->arena(), resp.value());
+    if (!copied.ok()) return copied.status();
+    result = std::move(copied).value();
+    return Status();
+  });
+  if (!s.ok()) return s;
+  return result;
+}
+
 Result<Profile> Method::stop_profile(const ProfileOptions& options) {
   const std::optional<uint64_t> started = profiled_generation_;
   const Status lost(StatusCode::kAborted,
@@ -736,6 +769,13 @@ Result<Profile> Method::stop_profile(const ProfileOptions& options) {
     req.set_method_handle(handle_);
     req.set_etdump(options.etdump);
     req.set_chrome_trace(options.chrome_trace);
+    for (const Method* other : options.merge) {
+      if (other == nullptr || other->client_ != client_ || other->generation_ != generation_) {
+        return Status(StatusCode::kInvalidArgument,
+                      "stop_profile: a method to merge is not of this client's current session");
+      }
+      req.add_more_method_handles(other->handle_);
+    }
     pb::StopProfileResponse resp;
     grpc::ClientContext ctx;
     if (Status sent = from_grpc(client_->stub().StopProfile(&ctx, req, &resp)); !sent.ok()) {
@@ -748,6 +788,9 @@ Result<Profile> Method::stop_profile(const ProfileOptions& options) {
   // error (a busy method, a daemon that did not answer) it may still be running.
   if (s.ok() || s.code() == StatusCode::kAborted || s.code() == StatusCode::kFailedPrecondition) {
     profiled_generation_.reset();
+  }
+  if (s.ok()) {
+    for (Method* other : options.merge) other->profiled_generation_.reset();
   }
   if (s.code() == StatusCode::kAborted && started) return lost;  // this call re-created it
   if (!s.ok()) return s;

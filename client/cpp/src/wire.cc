@@ -1,5 +1,6 @@
 #include "wire.h"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -363,23 +364,46 @@ SharedTensor Wire::make_shared_tensor(std::pair<Slot, std::shared_ptr<void>> slo
   return t;
 }
 
+Result<SharedTensor> Wire::copy_inline(Arena& arena, const pb::Value& value) {
+  const pb::Tensor& t = value.tensor();
+  const DType dtype = from_proto(t.dtype());
+  size_t numel = 1;
+  for (int64_t size : t.sizes()) {
+    if (size < 0 || size > kMaxSize) numel = SIZE_MAX;
+    if (numel != SIZE_MAX) numel *= static_cast<size_t>(size);
+  }
+  if (!value.has_tensor() || !t.has_inline_data() || numel == SIZE_MAX ||
+      t.inline_data().size() != numel * element_size(dtype)) {
+    return Status(StatusCode::kInternal,
+                  "et-serverd's reply holds no tensor whose bytes match its sizes");
+  }
+  auto slot = arena.allocate(t.inline_data().size());
+  if (!slot.ok()) return slot.status();
+  std::memcpy(slot->first.data, t.inline_data().data(), t.inline_data().size());
+  SharedTensor out =
+      make_shared_tensor(std::move(slot).value(), dtype, {t.sizes().begin(), t.sizes().end()});
+  out.dim_order_.assign(t.dim_order().begin(), t.dim_order().end());
+  return out;
+}
+
 MethodMeta from_proto(const pb::MethodMeta& m) {
   MethodMeta out;
   out.name = m.name();
-  auto values = [](const auto& list, std::vector<ValueMeta>& dst) {
+  auto tensor = [](const pb::TensorMeta& pt) {
+    TensorMeta t;
+    t.dtype = from_proto(pt.dtype());
+    t.sizes.assign(pt.sizes().begin(), pt.sizes().end());
+    t.dim_order.assign(pt.dim_order().begin(), pt.dim_order().end());
+    t.nbytes = pt.nbytes();
+    t.memory_planned = pt.memory_planned();
+    t.dynamic = pt.dynamic();
+    return t;
+  };
+  auto values = [&](const auto& list, std::vector<ValueMeta>& dst) {
     for (const pb::ValueMeta& v : list) {
       ValueMeta meta;
       meta.kind = v.kind();
-      if (v.has_tensor()) {
-        TensorMeta t;
-        t.dtype = from_proto(v.tensor().dtype());
-        t.sizes.assign(v.tensor().sizes().begin(), v.tensor().sizes().end());
-        t.dim_order.assign(v.tensor().dim_order().begin(), v.tensor().dim_order().end());
-        t.nbytes = v.tensor().nbytes();
-        t.memory_planned = v.tensor().memory_planned();
-        t.dynamic = v.tensor().dynamic();
-        meta.tensor = std::move(t);
-      }
+      if (v.has_tensor()) meta.tensor = tensor(v.tensor());
       dst.push_back(std::move(meta));
     }
   };
@@ -387,6 +411,9 @@ MethodMeta from_proto(const pb::MethodMeta& m) {
   values(m.outputs(), out.outputs);
   out.operators.assign(m.operators().begin(), m.operators().end());
   out.backends.assign(m.backends().begin(), m.backends().end());
+  for (const pb::AttributeMeta& a : m.attributes()) {
+    out.attributes.push_back(AttributeMeta{a.name(), tensor(a.tensor())});
+  }
   return out;
 }
 

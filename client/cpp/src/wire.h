@@ -48,6 +48,10 @@ struct Wire {
       Arena& arena, const google::protobuf::RepeatedPtrField<pb::Value>& values,
       OutputSlots& slots);
 
+  // A copy of an inline tensor the daemon sent (GetAttribute) in a fresh slot;
+  // kInternal when the reply carries no tensor or its bytes do not match its sizes.
+  static Result<SharedTensor> copy_inline(Arena& arena, const pb::Value& value);
+
   static void set_dim_order(SharedTensor& tensor, std::vector<uint32_t> order) {
     tensor.dim_order_ = std::move(order);
   }

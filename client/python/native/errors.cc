@@ -12,6 +12,7 @@ struct Classes {
   PyObject* unavailable = nullptr;
   PyObject* state_lost = nullptr;
   PyObject* permission_denied = nullptr;
+  PyObject* input_type = nullptr;
 };
 Classes classes;  // owned by the module (never freed: modules are not unloaded)
 
@@ -20,7 +21,10 @@ PyObject* make(py::module_& m, const char* name, PyObject* builtin, const char* 
   // Error derives from RuntimeError; the others from Error (and a builtin, if given).
   PyObject* bases = builtin ? PyTuple_Pack(2, classes.error, builtin) : nullptr;
   PyObject* base = bases ? bases : (classes.error ? classes.error : PyExc_RuntimeError);
-  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base, nullptr);
+  // str() is the message as given (KeyError would quote it).
+  py::dict dict;
+  dict["__str__"] = py::handle(PyExc_Exception).attr("__str__");
+  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base, dict.ptr());
   Py_XDECREF(bases);
   if (!cls) throw py::error_already_set();
   m.add_object(name, py::handle(cls));
@@ -33,8 +37,10 @@ void bind_errors(py::module_& m) {
   classes.error = make(m, "Error", nullptr, "An error et-serverd or the client reported.");
   classes.invalid_argument =
       make(m, "InvalidArgument", PyExc_ValueError, "A bad input, program or request.");
+  // A KeyError (so a LookupError) as executorch.runtime raises for an unknown method,
+  // and through Error a RuntimeError, as its portable_lib does.
   classes.not_found =
-      make(m, "NotFound", PyExc_LookupError, "No such program, method, file or operator.");
+      make(m, "NotFound", PyExc_KeyError, "No such program, method, file or operator.");
   classes.unimplemented =
       make(m, "Unimplemented", PyExc_NotImplementedError, "Valid, but et-serverd cannot do it.");
   classes.resource_exhausted =
@@ -47,6 +53,18 @@ void bind_errors(py::module_& m) {
   classes.permission_denied =
       make(m, "PermissionDenied", PyExc_PermissionError,
            "et-serverd does not serve this user (it serves its own, root, and --socket-group).");
+  classes.input_type =
+      make(m, "InputTypeError", PyExc_TypeError, "An input of a type the method cannot take.");
+}
+
+void raise_invalid_argument(const std::string& message) {
+  PyErr_SetString(classes.invalid_argument, message.c_str());
+  throw py::error_already_set();
+}
+
+void raise_input_type(const std::string& message) {
+  PyErr_SetString(classes.input_type, message.c_str());
+  throw py::error_already_set();
 }
 
 void raise_status(const Status& status) {

@@ -18,10 +18,10 @@ std::string type_name(const py::handle& o) {
 }
 
 [[noreturn]] void type_error(size_t i, const std::string& what) {
-  throw py::type_error("input " + std::to_string(i) + ": " + what);
+  raise_input_type("input " + std::to_string(i) + ": " + what);
 }
 [[noreturn]] void value_error(size_t i, const std::string& what) {
-  throw py::value_error("input " + std::to_string(i) + ": " + what);
+  raise_invalid_argument("input " + std::to_string(i) + ": " + what);
 }
 
 const TensorMeta* declared_tensor(Method& method, size_t i) {
@@ -201,9 +201,15 @@ PendingInput from_torch(const py::handle& object, size_t i, Method& method) {
                 "pass x.resolve_conj()");
   }
   const std::string device = py::str(t.attr("device")).cast<std::string>();
-  if (t.attr("device").attr("type").cast<std::string>() != "cpu") {
+  const std::string device_type = t.attr("device").attr("type").cast<std::string>();
+  if (device_type == "cuda") {
     value_error(i, "a torch tensor on " + device +
                        "; et-serverd runs this program on the CPU: pass x.cpu()");
+  }
+  if (device_type != "cpu") {
+    value_error(i, "a torch tensor that is on device " + device +
+                       ": only CPU and CUDA tensors hold memory a program can read, and "
+                       "et-serverd runs this program on the CPU: pass a CPU tensor");
   }
   const std::string dtype_text = py::str(t.attr("dtype")).cast<std::string>();
   const std::optional<DType> dtype = dtype_from_name(dtype_text);
@@ -302,7 +308,7 @@ PendingInput from_dlpack(py::object capsule, const py::handle& object, size_t i)
 
 std::vector<py::object> as_input_sequence(const py::handle& inputs) {
   if (PyUnicode_Check(inputs.ptr())) {
-    throw py::type_error("inputs: a str is not a tensor or a list of inputs");
+    raise_input_type("inputs: a str is not a tensor or a list of inputs");
   }
   std::vector<py::object> out;
   if (PyList_Check(inputs.ptr()) || PyTuple_Check(inputs.ptr())) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -58,6 +59,14 @@ py::dict meta_dict(const MethodMeta& m) {
   d["outputs"] = values(m.outputs);
   d["operators"] = m.operators;
   d["backends"] = m.backends;
+  py::list attributes;
+  for (const AttributeMeta& a : m.attributes) {
+    py::dict attribute;
+    attribute["name"] = a.name;
+    attribute["tensor"] = tensor_meta_dict(a.tensor);
+    attributes.append(attribute);
+  }
+  d["attributes"] = attributes;
   return d;
 }
 
@@ -69,6 +78,20 @@ py::object to_python(const SharedTensor& t, const ValueMeta* meta) {
   if (t.sizes().empty() && kind == "float") return py::float_(*t.data_as<double>());
   if (t.sizes().empty() && kind == "bool") return py::bool_(*t.data_as<bool>());
   return py::cast(PyTensor{t});
+}
+
+// The bytes of a contiguous buffer (bytes, bytearray, memoryview, numpy array...).
+std::vector<uint8_t> copy_buffer(const py::handle& data, const char* what) {
+  Py_buffer view{};
+  if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_SIMPLE) != 0) {
+    PyErr_Clear();
+    throw py::type_error(std::string("load_program: a ") + Py_TYPE(data.ptr())->tp_name +
+                         " is not a contiguous buffer of " + what + " bytes");
+  }
+  const auto* p = static_cast<const uint8_t*>(view.buf);
+  std::vector<uint8_t> bytes(p, p + view.len);
+  PyBuffer_Release(&view);
+  return bytes;
 }
 
 // A VerifyReport as plain Python values (etclient/_verify.py wraps them).
@@ -117,8 +140,8 @@ class NativeMethod {
     const std::vector<py::object> items = as_input_sequence(inputs);
     const size_t want = method_->meta().inputs.size();
     if (items.size() != want) {
-      throw py::value_error("method '" + method_->meta().name + "' takes " + std::to_string(want) +
-                            " input(s), got " + std::to_string(items.size()));
+      raise_invalid_argument("method '" + method_->meta().name + "' takes " + std::to_string(want) +
+                             " input(s), got " + std::to_string(items.size()));
     }
     std::vector<PendingInput> converted;
     for (size_t i = 0; i < items.size(); ++i)
@@ -131,9 +154,9 @@ class NativeMethod {
   // `recheck`: whether pinned inputs may have moved since they were given.
   std::vector<Input> staged_inputs(bool recheck = true) {
     if (!complete_) {
-      throw py::value_error("method '" + method_->meta().name +
-                            "' has no complete set of inputs (the last one given was refused, "
-                            "or none was): give all of them again");
+      raise_invalid_argument("method '" + method_->meta().name +
+                             "' has no complete set of inputs (the last one given was refused, "
+                             "or none was): give all of them again");
     }
     std::vector<Input> staged;
     try {
@@ -163,9 +186,9 @@ class NativeMethod {
     into_.clear();
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!py::isinstance<PyTensor>(outputs[i])) {
-        throw py::type_error("outputs[" + std::to_string(i) + "]: a " +
-                             std::string(Py_TYPE(outputs[i].ptr())->tp_name) +
-                             ", not an etclient.Tensor (make them with output_buffers())");
+        raise_input_type("outputs[" + std::to_string(i) + "]: a " +
+                         std::string(Py_TYPE(outputs[i].ptr())->tp_name) +
+                         ", not an etclient.Tensor (make them with output_buffers())");
       }
       into_.push_back(outputs[i].cast<PyTensor&>().tensor);
     }
@@ -215,6 +238,16 @@ class NativeMethod {
 
   PyTensor input_buffer(size_t index) { return PyTensor{unwrap(method_->empty_input(index))}; }
 
+  PyTensor attribute(const std::string& name) {
+    Claim claim(*this);
+    Result<SharedTensor> tensor = Status(StatusCode::kInternal, "not asked");
+    {
+      py::gil_scoped_release released;
+      tensor = method_->attribute(name);
+    }
+    return PyTensor{unwrap(std::move(tensor))};
+  }
+
   void start_profile(uint32_t max_executes) {
     Claim claim(*this);
     Status status;
@@ -227,12 +260,20 @@ class NativeMethod {
 
   // The profile as plain Python values (etclient/_profile.py wraps them); the ETDump as
   // bytes.
-  py::dict stop_profile(bool etdump, bool chrome_trace) {
+  // `merge`: other methods whose profiles end too and join this one.
+  py::dict stop_profile(bool etdump, bool chrome_trace, const std::vector<NativeMethod*>& merge) {
     Claim claim(*this);
+    std::deque<Claim> others;
+    ProfileOptions options{.etdump = etdump, .chrome_trace = chrome_trace};
+    for (NativeMethod* other : merge) {
+      if (other == nullptr || other == this) throw py::value_error("merge: a method named twice");
+      others.emplace_back(*other);
+      options.merge.push_back(other->method_.get());
+    }
     Result<Profile> stopped = Status(StatusCode::kInternal, "not stopped");
     {
       py::gil_scoped_release released;
-      stopped = method_->stop_profile({.etdump = etdump, .chrome_trace = chrome_trace});
+      stopped = method_->stop_profile(options);
     }
     const Profile profile = unwrap(std::move(stopped));
     py::list rows;
@@ -292,7 +333,7 @@ class NativeMethod {
         throw py::value_error(
             "method '" + m_.method_->meta().name +
             "' is running on another thread; a Method is used by one thread at a time: load one "
-            "per thread (program.load_method)");
+            "per thread (program.new_method())");
       }
     }
     ~Claim() {
@@ -399,6 +440,19 @@ class NativeClient {
     return d;
   }
 
+  py::dict registry() {
+    Result<Registry> registry = Status(StatusCode::kInternal, "not asked");
+    {
+      py::gil_scoped_release released;
+      registry = client_->registry();
+    }
+    const Registry r = unwrap(std::move(registry));
+    py::dict d;
+    d["operators"] = r.operators;
+    d["backends"] = r.backends;
+    return d;
+  }
+
   NativeProgram load_path(const std::string& path, const std::string& data_path) {
     Result<std::shared_ptr<Program>> program = Status(StatusCode::kInternal, "not loaded");
     {
@@ -408,24 +462,21 @@ class NativeClient {
     return NativeProgram(client_, unwrap(std::move(program)));
   }
 
-  NativeProgram load_bytes(const py::handle& data, const std::string& data_path) {
-    // Copied while the buffer is held (and the GIL with it); loaded without the GIL.
-    std::vector<uint8_t> bytes;
-    {
-      Py_buffer view{};
-      if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_SIMPLE) != 0) {
-        PyErr_Clear();
-        throw py::type_error("load_program: a " + std::string(Py_TYPE(data.ptr())->tp_name) +
-                             " is not a contiguous buffer of program bytes");
+  // `data_buffer`: the .ptd's bytes (a buffer), instead of `data_path`.
+  NativeProgram load_bytes(const py::handle& data, const std::string& data_path,
+                           const py::object& data_buffer) {
+    // Copied while the buffers are held (and the GIL with it); loaded without the GIL.
+    std::vector<uint8_t> bytes = copy_buffer(data, "program");
+    std::vector<uint8_t> data_bytes;
+    if (!data_buffer.is_none()) {
+      data_bytes = copy_buffer(data_buffer, "data (.ptd)");
+      if (data_bytes.empty()) {
+        throw py::value_error("the data (.ptd) bytes are empty: not a .ptd data file");
       }
-      const auto* p = static_cast<const uint8_t*>(view.buf);
-      bytes.assign(p, p + view.len);
-      PyBuffer_Release(&view);
     }
     Result<std::shared_ptr<Program>> program = Status(StatusCode::kInternal, "not loaded");
     {
       py::gil_scoped_release released;
-      std::vector<uint8_t> data_bytes;
       if (!data_path.empty()) {
         std::ifstream in(data_path, std::ios::binary);
         if (!in) {
@@ -479,10 +530,11 @@ PYBIND11_MODULE(_native, m) {
       .def("run", &NativeMethod::run)
       .def("run_into", &NativeMethod::run_into)
       .def("output_buffers", &NativeMethod::output_buffers)
+      .def("attribute", &NativeMethod::attribute)
       .def("input_buffer", &NativeMethod::input_buffer)
       .def("start_profile", &NativeMethod::start_profile, py::arg("max_executes") = 0)
       .def("stop_profile", &NativeMethod::stop_profile, py::arg("etdump") = false,
-           py::arg("chrome_trace") = false)
+           py::arg("chrome_trace") = false, py::arg("merge") = std::vector<NativeMethod*>{})
       .def_property_readonly("transport", &NativeMethod::transport);
   py::class_<NativeProgram>(m, "NativeProgram")
       .def_property_readonly("sha256", &NativeProgram::sha256)
@@ -498,9 +550,11 @@ PYBIND11_MODULE(_native, m) {
            py::arg("transport") = "", py::arg("spawn") = py::none(), py::arg("serverd_path") = "",
            py::arg("idle_exit_s") = 300)
       .def("load_path", &NativeClient::load_path, py::arg("path"), py::arg("data_path") = "")
-      .def("load_bytes", &NativeClient::load_bytes, py::arg("data"), py::arg("data_path") = "")
+      .def("load_bytes", &NativeClient::load_bytes, py::arg("data"), py::arg("data_path") = "",
+           py::arg("data_buffer") = py::none())
       .def("empty", &NativeClient::empty)
-      .def("server_status", &NativeClient::server_status);
+      .def("server_status", &NativeClient::server_status)
+      .def("registry", &NativeClient::registry);
   // Proof for tests and bug reports: this extension links no torch.
   m.attr("links_torch") = false;
 }

@@ -18,35 +18,103 @@ py::tuple to_tuple(const std::vector<int64_t>& v) {
   return t;
 }
 
+// DLPack 1.0's versioned tensor (the spec's ABI; Debian's dlpack.h is 0.6 and lacks it):
+// what a consumer asking for max_version >= (1, 0) gets, with flags.
+struct DLPackVersion {
+  uint32_t major;
+  uint32_t minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+constexpr uint64_t kDLPackFlagIsCopied = uint64_t{1} << 1;
+
 // What a DLPack capsule hands out: the description, and a copy of the SharedTensor
 // that keeps the slot mapped until the consumer calls the deleter.
 struct Exported {
   DLManagedTensor managed{};
+  DLManagedTensorVersioned versioned{};
   SharedTensor tensor;
+  std::string copy;  // the elements in C order, when a copy was asked for
   std::vector<int64_t> shape, strides;
 };
 
 void delete_exported(DLManagedTensor* managed) {
   delete static_cast<Exported*>(managed->manager_ctx);  // no Python objects: no GIL needed
 }
+void delete_exported_versioned(DLManagedTensorVersioned* managed) {
+  delete static_cast<Exported*>(managed->manager_ctx);
+}
 
-// The array API's __dlpack__: `stream` and the rest are accepted for CPU memory, where
-// they change nothing.
+py::bytes to_bytes(const PyTensor& self);
+
+// Whether the consumer's max_version (a (major, minor) tuple, or None) takes DLPack 1.x.
+bool takes_versioned(const py::object& max_version) {
+  if (max_version.is_none()) return false;
+  const auto version = max_version.cast<std::pair<int, int>>();
+  return version.first >= 1;
+}
+
+// The array API's __dlpack__ (DLPack 1.0's keywords): `stream` changes nothing for CPU
+// memory; `dl_device` must be the CPU; copy=True exports a copy of the elements; a
+// consumer taking DLPack 1.x gets a versioned capsule (writable: no read-only flag).
 py::capsule export_dlpack(const PyTensor& self, const py::object& /*stream*/,
-                          const py::object& /*max_version*/, const py::object& /*dl_device*/,
-                          const py::object& /*copy*/) {
+                          const py::object& max_version, const py::object& dl_device,
+                          const py::object& copy) {
+  if (!dl_device.is_none()) {
+    const auto device = dl_device.cast<std::pair<int, int>>();
+    if (device.first != kDLCPU && device.first != kDLCUDAHost) {
+      PyErr_SetString(PyExc_BufferError,
+                      ("__dlpack__: dl_device (" + std::to_string(device.first) + ", " +
+                       std::to_string(device.second) +
+                       ") is not the CPU, where this tensor is; copy it there yourself")
+                          .c_str());
+      throw py::error_already_set();
+    }
+  }
+  const bool copied = !copy.is_none() && copy.cast<bool>();
+  const bool versioned = takes_versioned(max_version);
   auto exported = std::make_unique<Exported>();
   exported->tensor = self.tensor;
   exported->shape = self.tensor.sizes();
   exported->strides = self.tensor.strides();
-  DLTensor& t = exported->managed.dl_tensor;
-  t.data = self.tensor.data();
+  void* data = self.tensor.data();
+  if (copied) {
+    exported->copy = to_bytes(self);
+    data = exported->copy.data();
+    int64_t stride = 1;
+    for (size_t d = exported->shape.size(); d-- > 0;) {
+      exported->strides[d] = stride;
+      stride *= exported->shape[d];
+    }
+  }
+  DLTensor& t = versioned ? exported->versioned.dl_tensor : exported->managed.dl_tensor;
+  t.data = data;
   t.device = {kDLCPU, 0};
   t.ndim = static_cast<int32_t>(exported->shape.size());
   t.dtype = to_dlpack(self.tensor.dtype());
   t.shape = exported->shape.data();
   t.strides = exported->strides.data();
   t.byte_offset = 0;
+  if (versioned) {
+    DLManagedTensorVersioned& v = exported->versioned;
+    v.version = {1, 0};
+    v.manager_ctx = exported.get();
+    v.deleter = delete_exported_versioned;
+    v.flags = copied ? kDLPackFlagIsCopied : 0;
+    DLManagedTensorVersioned* managed = &exported.release()->versioned;
+    return py::capsule(managed, "dltensor_versioned", [](PyObject* capsule) {
+      if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+        auto* m = static_cast<DLManagedTensorVersioned*>(
+            PyCapsule_GetPointer(capsule, "dltensor_versioned"));
+        if (m && m->deleter) m->deleter(m);
+      }
+    });
+  }
   exported->managed.manager_ctx = exported.get();
   exported->managed.deleter = delete_exported;
   DLManagedTensor* managed = &exported.release()->managed;

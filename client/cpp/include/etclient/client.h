@@ -60,10 +60,18 @@ struct ValueMeta {
   std::optional<TensorMeta> tensor;
 };
 
+// A tensor the program names (ExecuTorch's attributes): a mutable buffer such as a
+// KV cache or a running statistic, or a named constant.
+struct AttributeMeta {
+  std::string name;
+  TensorMeta tensor;
+};
+
 struct MethodMeta {
   std::string name;
   std::vector<ValueMeta> inputs, outputs;
   std::vector<std::string> operators, backends;
+  std::vector<AttributeMeta> attributes;  // in the program's order
 };
 
 // Host memory the caller owns, read during the call that takes it: copied once into
@@ -148,9 +156,13 @@ struct ProfileRow {
 };
 
 // What Method::stop_profile() returns besides the table and its rows.
+class Method;
 struct ProfileOptions {
   bool etdump = false;        // Profile::etdump too
   bool chrome_trace = false;  // Profile::chrome_trace too
+  // Other methods of the same client, each profiled: their profiles end too and are
+  // merged into this one (one table, ETDump and trace; this method's executes first).
+  std::vector<Method*> merge{};
 };
 
 struct Profile {
@@ -212,6 +224,11 @@ class ETCLIENT_API Method {
   Result<SharedTensor> stage_scratch(size_t index, const HostTensor& host);
   Status execute();
   Result<std::vector<SharedTensor>> outputs();  // fresh slots, as above
+
+  // A copy, in a fresh slot, of the tensor the program names `name` (one of
+  // meta().attributes) as this instance holds it now: a mutable buffer's state after
+  // the last execute, or a constant. kNotFound naming the attributes there are.
+  Result<SharedTensor> attribute(const std::string& name);
 
   // Has the daemon profile this method's executes from now on, through any transport:
   // every operator, delegate call and step inside a delegate call, timed. It keeps the
@@ -357,6 +374,12 @@ struct ServerStatus {
   uint32_t threads = 0;
 };
 
+// What a daemon can run (Client::registry()).
+struct Registry {
+  std::vector<std::string> operators;  // "aten::add.out", sorted
+  std::vector<std::string> backends;   // delegate ids, e.g. "XnnpackBackend"
+};
+
 // Every member has a default, so designated initializers may name only some of them.
 struct ClientOptions {
   std::string socket{};  // empty: $ETSERVER_SOCKET, $XDG_RUNTIME_DIR/et-serverd.sock, /tmp/...
@@ -402,6 +425,8 @@ class ETCLIENT_API Client {
   Result<SharedTensor> empty(DType dtype, std::vector<int64_t> sizes);
   // The daemon's version, uptime and counts (its ServerStatus call).
   Result<ServerStatus> server_status();
+  // Every operator and backend the daemon registers.
+  Result<Registry> registry();
 
  private:
   explicit Client(std::shared_ptr<ClientImpl> impl) : impl_(std::move(impl)) {}

@@ -10,10 +10,16 @@ The API mirrors executorch.runtime, so switching is a change of import::
 
 Importing this package loads neither torch nor numpy nor any runtime library: the
 program runs in the daemon, and tensors travel through shared memory.
+
+etclient.runtime has executorch.runtime's whole surface and etclient.portable_lib
+executorch.extension.pybindings.portable_lib's; `python -m etclient run-as-executorch
+script.py` (or ETCLIENT_AS_EXECUTORCH=1) runs unmodified code written against either
+(docs: client/python/README.md, "Drop-in for ExecuTorch").
 """
 
 from etclient._native import (
     Error,
+    InputTypeError,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -23,20 +29,31 @@ from etclient._native import (
     Unavailable,
     Unimplemented,
 )
+from etclient import _tensor  # noqa: F401  (Tensor.to_host, Tensor.from_host)
 from etclient._meta import MethodMeta, TensorInfo
 from etclient._profile import Profile, ProfileRow
-from etclient._runtime import Method, Program, Runtime
+from etclient._runtime import (
+    BackendRegistry,
+    Method,
+    OperatorRegistry,
+    Program,
+    Runtime,
+    Verification,
+)
 from etclient._verify import VerifyCase, VerifyOutput, VerifyReport
 
 Client = Runtime  # the connection is the runtime here
 
 __all__ = [
+    "BackendRegistry",
     "Client",
     "Error",
+    "InputTypeError",
     "InvalidArgument",
     "Method",
     "MethodMeta",
     "NotFound",
+    "OperatorRegistry",
     "PermissionDenied",
     "Profile",
     "ProfileRow",
@@ -48,6 +65,7 @@ __all__ = [
     "TensorInfo",
     "Unavailable",
     "Unimplemented",
+    "Verification",
     "VerifyCase",
     "VerifyOutput",
     "VerifyReport",

@@ -2,9 +2,12 @@
 
     python -m etclient info MODEL.pte                  what each method takes and returns
     python -m etclient run MODEL.pte --input x.npy     run a method, save or print outputs
+    python -m etclient run-as-executorch script.py ARGS...   (or -m module ARGS...)
+        run unmodified code written against executorch.runtime or portable_lib on
+        et-serverd: those imports resolve to etclient (child processes too)
 
-Both talk to et-serverd at --socket, else $ETSERVER_SOCKET, else the default socket.
-Needs neither numpy nor torch.
+They talk to et-serverd at --socket, else $ETSERVER_SOCKET, else the default socket.
+Need neither numpy nor torch.
 """
 
 from __future__ import annotations
@@ -29,13 +32,13 @@ def _info(args: argparse.Namespace) -> int:
                 ("input", meta.num_inputs(), meta.input_kind, meta.input_tensor_meta),
                 ("output", meta.num_outputs(), meta.output_kind, meta.output_tensor_meta)):
             for i in range(count):
-                t = tensor_of(i)
-                if t is None:
+                if kind_of(i) != "tensor":
                     print(f"  {kind} {i}: {kind_of(i)}")
                     continue
+                t = tensor_of(i)
                 planned = "planned" if t.is_memory_planned() else "unplanned (zero copy)"
                 dynamic = ", dynamic" if t.is_dynamic() else ""
-                print(f"  {kind} {i}: {t.dtype()} {list(t.sizes())} dim_order {list(t.dim_order())} "
+                print(f"  {kind} {i}: {t.dtype_name()} {list(t.sizes())} dim_order {list(t.dim_order())} "
                       f"{t.nbytes()} bytes, {planned}{dynamic}, {t.device()}")
         if meta.backends():
             print(f"  backends: {', '.join(meta.backends())}")
@@ -45,12 +48,13 @@ def _info(args: argparse.Namespace) -> int:
 def _load_input(path: str, method: etclient.Method, index: int):
     descr, shape, data = _npy.read(path)
     meta = method.metadata
-    info = meta.input_tensor_meta(index) if index < meta.num_inputs() else None
+    info = meta.input_tensor_meta(index) \
+        if index < meta.num_inputs() and meta.input_kind(index) == "tensor" else None
     if info is None and shape == ():
         value = struct.unpack(_npy.DESCRS[descr][0], data)[0]
         kind = meta.input_kind(index) if index < meta.num_inputs() else "tensor"
         return {"int": int, "float": float, "bool": bool}.get(kind, lambda v: v)(value)
-    if info is not None and info.dtype() == "bfloat16" and descr == "<u2":
+    if info is not None and info.dtype_name() == "bfloat16" and descr == "<u2":
         return bytearray(data)  # bit patterns: the raw-bytes rule takes them as bfloat16
     view = memoryview(bytearray(data)).cast("B").cast(_npy.DESCRS[descr][0], shape) \
         if shape else memoryview(bytearray(data)).cast(_npy.DESCRS[descr][0], ())
@@ -90,7 +94,39 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_as_executorch(argv: list) -> int:
+    """Runs `script.py ARGS` or `-m module ARGS` as `python` would, with the zero-change
+    mode on here and in child processes (ETCLIENT_AS_EXECUTORCH=1)."""
+    import runpy
+    from etclient import _as_executorch
+    if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
+        print("usage: python -m etclient run-as-executorch (script.py | -m module) [args...]\n\n"
+              "Runs the script with `import executorch.runtime` and `from "
+              "executorch.extension.pybindings import portable_lib` resolving to etclient, in "
+              "this process and its children.", file=sys.stderr)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    os.environ[_as_executorch.ENV] = "1"
+    _as_executorch.install()
+    if argv[0] == "-m":
+        sys.argv = [argv[1]] + argv[2:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = list(argv)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
+        runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "run-as-executorch":
+        try:
+            return _run_as_executorch(argv[1:])
+        except SystemExit as e:  # the script's own exit status
+            if isinstance(e.code, int) or e.code is None:
+                return e.code or 0
+            print(e.code, file=sys.stderr)
+            return 1
     parser = argparse.ArgumentParser(prog="python -m etclient", description=__doc__.split("\n")[0])
     parser.add_argument("--socket", help="et-serverd's socket (default: $ETSERVER_SOCKET or the default)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -101,6 +137,8 @@ def main(argv=None) -> int:
     run.add_argument("--method", default="forward")
     run.add_argument("--input", action="append", default=[], help="an input .npy file (repeat, in order)")
     run.add_argument("--output-dir", help="save each output as DIR/N.npy (bfloat16 as uint16 bits)")
+    sub.add_parser("run-as-executorch", help="run a script written against ExecuTorch's Python "
+                   "APIs on et-serverd, unmodified (script.py ARGS or -m module ARGS)")
     args = parser.parse_args(argv)
     try:
         return _info(args) if args.command == "info" else _run(args)

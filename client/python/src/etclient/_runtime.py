@@ -4,17 +4,31 @@ et-serverd. The conversions and the ownership rules live in the extension
 
 from __future__ import annotations
 
+import enum
 import math
 import operator
 import os
 import sys
 import threading
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 from etclient import _native
 from etclient._meta import MethodMeta
 from etclient._profile import Profile
 from etclient._verify import VerifyReport
+
+# Executes a program loaded with enable_etdump=True keeps per method between writes
+# (the daemon's most).
+_ETDUMP_EXECUTES = 100000
+
+
+class Verification(enum.Enum):
+    """How much of a program to check when it loads (executorch.runtime's levels). The
+    daemon checks every program fully, whichever is asked: a program it serves to many
+    clients is never trusted on a client's word."""
+
+    Minimal = 0
+    InternalConsistency = 1
 
 
 def _bundled_serverd() -> str:
@@ -51,10 +65,28 @@ def _max_executes(value: Any) -> int:
     return count
 
 
+def write_etdump(methods: List["Method"], etdump_path: Any, debug_buffer_path: Any) -> None:
+    """Ends the profiles `methods` have running, writes their executes as one ETDump,
+    and starts them again (the next write holds the executes after this one)."""
+    if not methods:
+        raise _native.InvalidArgument("write_etdump_result_to_file: no method of the program "
+                                      "was loaded, so none ran")
+    data = methods[0]._native.stop_profile(etdump=True, chrome_trace=False,
+                                           merge=[m._native for m in methods[1:]])
+    for m in methods:
+        m.start_profile(_ETDUMP_EXECUTES)
+    with open(os.fspath(etdump_path), "wb") as f:
+        f.write(data["etdump"])
+    if debug_buffer_path is not None:
+        with open(os.fspath(debug_buffer_path), "wb"):
+            pass  # the daemon records times, not intermediate outputs
+
+
 class Method:
     """One loaded method: its own instance in the daemon (state, inputs).
 
-    Used by one thread at a time: a second thread is refused (load one per thread).
+    Used by one thread at a time: a second thread is refused (program.new_method()
+    makes one per thread).
     Returns etclient.Tensor results, or torch tensors over the same memory when torch
     was already imported when the method was loaded (decided then, never per call)."""
 
@@ -63,6 +95,7 @@ class Method:
         self._torch = torch_module
         self._meta = MethodMeta(native.meta)
         self._outputs: Optional[list] = None
+        self._raw: Optional[list] = None  # the same outputs as etclient values
 
     @property
     def metadata(self) -> MethodMeta:
@@ -85,17 +118,17 @@ class Method:
         `outputs`: tensors from output_buffers() to write the results into (nothing is
         allocated for them per call); they are returned, resized to the results, and
         every call rewrites them."""
-        self._outputs = None
+        self._outputs = self._raw = None
         if outputs is not None:
             raw = self._native.run_into(inputs, list(outputs))
-            self._outputs = raw
+            self._outputs = self._raw = raw
             return list(raw)
         if inputs is None and self._meta.num_inputs() > 0:
             raw = self._native.execute()
         else:
             raw = self._native.run([] if inputs is None else inputs)
         outputs = raw if self._torch is None else [self._wrap(value) for value in raw]
-        self._outputs = outputs
+        self._outputs, self._raw = outputs, raw
         return list(outputs)
 
     __call__ = execute
@@ -104,7 +137,7 @@ class Method:
         """Gives the inputs for the next execute(). A writable buffer is referenced, and
         read (copied into shared memory) when the call runs; if its memory has moved by
         then, execute() raises. Anything else is copied now."""
-        self._outputs = None
+        self._outputs = self._raw = None
         self._native.set_inputs(inputs)
 
     def outputs(self) -> list:
@@ -113,6 +146,10 @@ class Method:
             raise ValueError(f"method '{self._meta.name()}' has no outputs: the last call was "
                              "refused, or nothing ran since the inputs were set")
         return list(self._outputs)
+
+    def _raw_outputs(self) -> list:
+        self.outputs()  # raises as outputs() does
+        return list(self._raw or [])
 
     def output_buffers(self) -> list:
         """One tensor in shared memory per output, each as large as the output may be:
@@ -123,6 +160,12 @@ class Method:
         """A writable tensor in shared memory shaped and laid out as input `index` is
         declared: fill it (numpy.asarray(buf)[...] = ...) and pass it for zero copy."""
         return self._native.input_buffer(index)
+
+    def attribute(self, name: str) -> Any:
+        """A copy of the tensor the program names `name` (metadata.attribute_names()):
+        a mutable buffer's state as the last execute left it, or a named constant.
+        NotFound (a KeyError) naming the attributes there are."""
+        return self._wrap(self._native.attribute(name))
 
     def profile(self, max_executes: int = 0) -> Profile:
         """A context manager that profiles this method's executes in the daemon while its
@@ -168,28 +211,68 @@ class Program:
     """A program loaded into the daemon (shared there with every client loading the
     same bytes)."""
 
-    def __init__(self, native: Any):
+    def __init__(self, native: Any, etdump: bool = False):
         self._native = native
         self._metas = {d["name"]: MethodMeta(d) for d in native.methods}
+        self._methods: Dict[str, Method] = {}
+        self._etdump = etdump
+        self._lock = threading.Lock()
 
     @property
-    def method_names(self) -> set:
+    def method_names(self) -> Set[str]:
         return set(self._metas)
 
     @property
     def sha256(self) -> str:
         return self._native.sha256
 
+    def _check_name(self, name: str) -> None:
+        if name not in self._metas:
+            raise _native.NotFound(f"the program has no method '{name}' "
+                                   f"(it has: {', '.join(sorted(self._metas))})")
+
     def metadata(self, method_name: str) -> MethodMeta:
-        try:
-            return self._metas[method_name]
-        except KeyError:
-            raise _native.NotFound(f"the program has no method '{method_name}' "
-                                   f"(it has: {', '.join(sorted(self._metas))})") from None
+        """Raises NotFound (a KeyError, and a RuntimeError) for a method the program lacks."""
+        self._check_name(method_name)
+        return self._metas[method_name]
 
     def load_method(self, name: str = "forward") -> Method:
+        """The method's instance in the daemon: the same object on every call (as
+        executorch.runtime), so its state (inputs, mutable buffers) is shared by its
+        callers; new_method() makes another. Raises NotFound (a KeyError) for a method
+        the program lacks."""
+        with self._lock:
+            method = self._methods.get(name)
+            if method is None:
+                method = self.new_method(name)
+                if self._etdump:
+                    method.start_profile(_ETDUMP_EXECUTES)
+                self._methods[name] = method
+            return method
+
+    def new_method(self, name: str = "forward") -> Method:
+        """A new instance of the method in the daemon, with its own state. Its results
+        are torch tensors when torch was imported before this call (never imported here)."""
+        self._check_name(name)
         torch_module = sys.modules.get("torch")  # decided now, never importing torch
         return Method(self._native.load_method(name), torch_module)
+
+    def has_etdump(self) -> bool:
+        """Whether the program was loaded with enable_etdump=True."""
+        return self._etdump
+
+    def write_etdump_result_to_file(self, etdump_path: Any, debug_buffer_path: Any = None) -> None:
+        """Writes the profile of every execute of this program's methods (since loading,
+        or since the last write) as an ETDump: executorch.devtools.Inspector reads it.
+        The daemon records times, not intermediate outputs: a `debug_buffer_path` is
+        written empty. Raises InvalidArgument when the program was not loaded with
+        enable_etdump=True or no method was loaded; StateLost when the daemon restarted
+        since (the profile was lost with it)."""
+        if not self._etdump:
+            raise _native.InvalidArgument("write_etdump_result_to_file: the program was loaded "
+                                          "without enable_etdump=True, so nothing was recorded")
+        with self._lock:
+            write_etdump(list(self._methods.values()), etdump_path, debug_buffer_path)
 
     @property
     def bundled_tests(self) -> dict:
@@ -207,6 +290,31 @@ class Program:
         program without test cases (a plain .pte) or a negative tolerance, NotFound for
         a method without test cases (naming those that have some)."""
         return VerifyReport._from_native(self._native.verify(rtol, atol, method or ""))
+
+
+class BackendRegistry:
+    """The backends the daemon runs delegated programs with (executorch.runtime's)."""
+
+    def __init__(self, native: Any):
+        self._native = native
+
+    @property
+    def registered_backend_names(self) -> List[str]:
+        return list(self._native.registry()["backends"])
+
+    def is_available(self, backend_name: str) -> bool:
+        return backend_name in self._native.registry()["backends"]
+
+
+class OperatorRegistry:
+    """The operators the daemon has kernels for, as "aten::add.out"."""
+
+    def __init__(self, native: Any):
+        self._native = native
+
+    @property
+    def operator_names(self) -> Set[str]:
+        return set(self._native.registry()["operators"])
 
 
 class Runtime:
@@ -250,24 +358,43 @@ class Runtime:
         self._native = _native.NativeClient(_socket_for(address), name,
                                             int(reconnect_timeout * 1000), transport or "",
                                             spawn, _bundled_serverd(), math.ceil(idle_exit))
+        self.backend_registry = BackendRegistry(self._native)
+        self.operator_registry = OperatorRegistry(self._native)
 
-    def load_program(self, data: Any, *, verification: Any = None,
-                     data_path: Any = None) -> Program:
-        """Loads a program from a path (str or os.PathLike), bytes-like object, or a
-        binary file object. Only its SHA-256 is sent when the daemon has it already.
-        `data_path`: the external data file (.ptd) the program was exported with, for
-        programs that keep their weights outside the .pte (as executorch.runtime takes
-        it). (`verification` is accepted for executorch.runtime compatibility; the
-        daemon always verifies.)"""
-        del verification
+    def load_program(self, data: Any, *, verification: Verification = Verification.InternalConsistency,
+                     enable_etdump: bool = False, debug_buffer_size: int = 0,
+                     data_path: Any = None, data_buffer: Any = None) -> Program:
+        """Loads a program from a path (str or os.PathLike), bytes, bytearray,
+        memoryview or a binary file object (TypeError for anything else). Only its
+        SHA-256 is sent when the daemon has it already. `data_path`: the external data
+        file (.ptd) the program was exported with, for programs that keep their weights
+        outside the .pte. `enable_etdump`: profile every execute of its methods, for
+        Program.write_etdump_result_to_file(). `verification` and `debug_buffer_size`
+        are accepted as executorch.runtime takes them: the daemon verifies every program
+        fully, and records times, not intermediate outputs. `data_buffer` (etclient's):
+        the .ptd's bytes instead of a data_path."""
+        if not isinstance(verification, Verification):
+            raise TypeError(f"verification: expected an etclient.Verification, not "
+                            f"{type(verification).__name__}")
+        if operator.index(debug_buffer_size) < 0:
+            raise ValueError(f"debug_buffer_size: {debug_buffer_size} is negative")
         ptd = "" if data_path is None else os.fspath(data_path)
         if data_path is not None and not ptd:
             raise ValueError("data_path: an empty path; pass the .ptd file or None")
+        etdump = bool(enable_etdump)
+        if data_buffer is not None and data_path is not None:
+            raise ValueError("give data_path or data_buffer, not both")
+        if isinstance(data, (str, os.PathLike)) and data_buffer is None:
+            return Program(self._native.load_path(os.fspath(data), ptd), etdump)
         if isinstance(data, (str, os.PathLike)):
-            return Program(self._native.load_path(os.fspath(data), ptd))
+            with open(os.fspath(data), "rb") as f:
+                data = f.read()
         if hasattr(data, "read"):
             data = data.read()
-        return Program(self._native.load_bytes(data, ptd))
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"Expected data to be bytes, bytearray, a path to a .pte file, or a "
+                            f"file-like object, but got {type(data).__name__}.")
+        return Program(self._native.load_bytes(data, ptd, data_buffer), etdump)
 
     def server_status(self) -> dict:
         """What the daemon says of itself: version, protocol_version, uptime_seconds,
