@@ -207,12 +207,30 @@ TEST(ExternalData, ConstantsAreReadFromTheDataFile) {
   }
 }
 
+// As ExecuTorch's: the program loads without its data file (its metadata can be read);
+// a method holding a tensor kept there refuses to load, naming the tensor and the fix.
 TEST(ExternalData, AProgramWithoutItsDataFileNamesTheTensorAndTheFix) {
-  auto program = Program::load(ProgramBytes::adopt(program_with_external_w()));
-  ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(mentions(program.status(), "'w'")) << program.status().message();
-  EXPECT_TRUE(mentions(program.status(), "--data")) << program.status().message();
+  for (bool planned : {false, true}) {
+    auto program = Program::load(ProgramBytes::adopt(program_with_external_w(planned)));
+    ASSERT_TRUE(program.ok()) << program.status().to_string();
+    ASSERT_TRUE((*program)->method_meta("forward").ok());
+    const Status whole = (*program)->check_data_given();
+    EXPECT_EQ(whole.code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(mentions(whole, "'w'")) << whole.message();
+    KernelRegistry k;
+    ASSERT_TRUE(k.add("test::add", add).ok());
+    auto m = Method::load(*program, "forward", {.kernels = &k});
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(mentions(m.status(), "method 'forward' cannot load")) << m.status().message();
+    EXPECT_TRUE(mentions(m.status(), "'w'")) << m.status().message();
+    EXPECT_TRUE(mentions(m.status(), "--data")) << m.status().message();
+  }
+  // With it, both checks pass.
+  auto program =
+      Program::load(ProgramBytes::adopt(program_with_external_w()), data_with_w({1, 2, 3}));
+  ASSERT_TRUE(program.ok()) << program.status().to_string();
+  EXPECT_TRUE((*program)->check_data_given().ok());
 }
 
 TEST(ExternalData, AMismatchedDataFileIsRefused) {

@@ -115,6 +115,7 @@ Result<std::unique_ptr<Method>> Method::load(std::shared_ptr<const Program> prog
   ET_ASSIGN_OR_RETURN(const MethodMeta* meta, program->method_meta(name));
   ET_ASSIGN_OR_RETURN(const fb::ExecutionPlan* plan, program->plan(name));
   ET_RETURN_IF_ERROR(check_buffers_on_host(*plan, name));
+  ET_RETURN_IF_ERROR(program->check_data_given(name));
 
   uint64_t planned = 0;
   for (int64_t size : meta->planned_buffer_sizes) {

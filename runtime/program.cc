@@ -12,6 +12,7 @@ namespace et {
 namespace {
 
 constexpr int8_t kDataLocationInline = 0;
+constexpr int8_t kTensorDataExternal = 1;  // ExtraTensorInfo.location: in the .ptd
 
 // Flatbuffer verifier limits: generous for real programs (MobileNetV2 has ~700 values),
 // small enough that a hostile file cannot make verification run away.
@@ -202,6 +203,27 @@ Status Program::build_metas() {
       if (c->encoded_out_str()) meta.output_spec = c->encoded_out_str()->str();
     }
     metas_.push_back(std::move(meta));
+  }
+  return Status();
+}
+
+Status Program::check_data_given(std::string_view method) const {
+  if (data_ != nullptr) return Status();
+  for (const fb::ExecutionPlan* plan : *root_->execution_plan()) {
+    if (plan->values() == nullptr || (!method.empty() && plan->name()->string_view() != method)) {
+      continue;
+    }
+    for (const fb::EValue* v : *plan->values()) {
+      if (v->val_type() != fb::KernelTypes::Tensor) continue;
+      const fb::ExtraTensorInfo* extra = v->val_as_Tensor()->extra_tensor_info();
+      if (extra == nullptr || extra->location() != kTensorDataExternal) continue;
+      return invalid_argument(fmt::format(
+          "method '{}' cannot load: tensor '{}' is kept in an external data file (.ptd) and "
+          "none was given: load the program with the .ptd exported beside it (et-run --data "
+          "FILE.ptd; Python load_program(path, data_path=...); C++ load_program(path, "
+          "data_path))",
+          plan->name()->string_view(), printable(extra->fully_qualified_name()->string_view())));
+    }
   }
   return Status();
 }

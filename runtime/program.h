@@ -97,6 +97,10 @@ class Program {
   // The verified bytes of an external tensor, by its fully qualified name.
   // REQUIRES: the program has a tensor of that name kept in external data.
   std::span<const uint8_t> external_data(std::string_view name) const;
+  // InvalidArgument naming the first tensor a method (`method`, or any when empty) keeps
+  // in an external data file when the program was loaded without one: such a method
+  // refuses to load. OK otherwise.
+  Status check_data_given(std::string_view method = {}) const;
   // The external data file the program was loaded with, or nullptr.
   const std::shared_ptr<const DataFile>& data_file() const { return data_; }
 

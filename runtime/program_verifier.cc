@@ -357,13 +357,9 @@ class ProgramChecker {
       return invalid_program("a tensor kept in external data has no name to find it by");
     }
     const std::string_view name = extra.fully_qualified_name()->string_view();
-    if (data_ == nullptr) {
-      return invalid_argument(fmt::format(
-          "tensor '{}' is kept in an external data file (.ptd) and none was given: load the "
-          "program with the .ptd exported beside it (et-run --data FILE.ptd; Python "
-          "load_program(path, data_path=...); C++ load_program(path, data_path))",
-          name));
-    }
+    // Without a data file the program still loads (its metadata can be read); a method
+    // that holds such a tensor refuses to load (Method::load), as ExecuTorch's does.
+    if (data_ == nullptr) return Status();
     Result<std::span<const uint8_t>> bytes = data_->find(name);
     if (!bytes.ok()) {
       return invalid_argument(fmt::format(

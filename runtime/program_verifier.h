@@ -18,8 +18,9 @@ namespace et {
 class DataFile;
 
 // REQUIRES: `root` passed flatbuffers verification over file[0, header.program_size).
-// `data` is the program's external data file, or nullptr when none was given (a tensor
-// kept in external data is then refused, naming it).
+// `data` is the program's external data file, or nullptr when none was given (tensors
+// kept in external data are then checked for a name only: Method::load refuses a method
+// that holds one).
 Status verify_program(const fb::Program& root, std::span<const uint8_t> file,
                       const PteHeader& header, const DataFile* data);
 

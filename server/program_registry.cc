@@ -296,6 +296,9 @@ Result<std::shared_ptr<const RegisteredProgram>> ProgramRegistry::preload(
   ET_ASSIGN_OR_RETURN(Copies copies, copy_and_hash(bytes, "", data, ""));
   const std::string key = content_key(copies.sha256, copies.data_sha256);
   ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
+  // The operator's model is served only when its methods can load: one whose .ptd is
+  // missing is refused here, naming the tensor, rather than served unusable.
+  ET_RETURN_IF_ERROR(entry->program->check_data_given());
   entry->name = name;
   std::shared_ptr<const RegisteredProgram> replaced;  // released outside the lock (it logs)
   std::lock_guard<std::mutex> lock(mu_);

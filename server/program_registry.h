@@ -90,7 +90,8 @@ class ProgramRegistry {
 
   // Loads `bytes` (with the external data file's `data`; empty: none) as the program
   // the preloaded name `name` stands for (the model repository's), replacing the one
-  // held under that name, which sessions holding it keep. Errors: those of add().
+  // held under that name, which sessions holding it keep. Errors: those of add(), and
+  // InvalidArgument for a program that keeps tensors in a .ptd when `data` is empty.
   Result<std::shared_ptr<const RegisteredProgram>> preload(std::span<const uint8_t> bytes,
                                                            std::span<const uint8_t> data,
                                                            const std::string& name);

@@ -115,12 +115,22 @@ TEST_F(DataFileService, LoadsWithItsDataAndSharesThePairByHash) {
 TEST_F(DataFileService, MissingOrForeignDataIsRefusedWithTheReason) {
   const std::string pte = fixture_bytes("mlp_ptd.pte");
   const std::string ptd = fixture_bytes("mlp_ptd.ptd");
+  // Without its data the program loads (its metadata can be read, as ExecuTorch's
+  // does); its method refuses to load, naming the tensor.
   auto without = load(session_, pte, "");
-  ASSERT_FALSE(without.ok());
-  EXPECT_EQ(without.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(without.status().message().find("'fc1.weight' is kept in an external data file"),
+  ASSERT_TRUE(without.ok()) << without.status().to_string();
+  pb::LoadMethodRequest lm;
+  lm.set_session(session_->token);
+  lm.set_program_id(without->program_id());
+  lm.set_method_name("forward");
+  pb::LoadMethodResponse method;
+  Status refused = core_->load_method(lm, method);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("method 'forward' cannot load: tensor 'fc1.weight' is kept in "
+                                   "an external data file"),
             std::string::npos)
-      << without.status().message();
+      << refused.message();
 
   auto foreign = load(session_, pte, fixture_bytes("cnn_ptd.ptd"));
   ASSERT_FALSE(foreign.ok());

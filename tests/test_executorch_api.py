@@ -241,8 +241,13 @@ def test_external_data_is_read_when_a_method_runs_as_executorch_does(portable_li
                    portable_lib._load_for_executorch_from_buffer(CNN_PTD.read_bytes(), data)):
         np.testing.assert_allclose(np.asarray(module.forward([x])[0]), want, rtol=1e-4, atol=1e-5)
     # Modules load lazily, as ExecuTorch's: what does not load fails at the first call.
-    for program, bad in ((CNN_PTD.read_bytes(), None), (CNN_PTD.read_bytes(), b"invalid bytes"),
-                         (b"not a program", data)):
+    # Without its data the program loads (its names and metadata read) and the method fails.
+    without = portable_lib._load_for_executorch_from_buffer(CNN_PTD.read_bytes())
+    assert without.method_names() == ["forward"]
+    assert without.method_meta("forward").num_inputs() == 1
+    with pytest.raises(RuntimeError, match="kept in an external data file"):
+        without.forward([x])
+    for program, bad in ((CNN_PTD.read_bytes(), b"invalid bytes"), (b"not a program", data)):
         module = portable_lib._load_for_executorch_from_buffer(program, bad)
         with pytest.raises(RuntimeError):
             module.forward([x])

@@ -27,9 +27,13 @@ def test_a_program_runs_with_its_data_file(runtime, model, source):
                                atol=1e-5, rtol=1e-5)
 
 
-def test_without_its_data_file_the_missing_tensor_is_named(runtime):
-    with pytest.raises(ValueError, match=r"'fc1\.weight' is kept in an external data file"):
-        runtime.load_program(MODELS / "mlp_ptd.pte")
+def test_without_its_data_file_the_program_loads_and_its_method_names_the_tensor(runtime):
+    # As executorch.runtime: the program and its metadata load; the method does not.
+    program = runtime.load_program(MODELS / "mlp_ptd.pte")
+    assert program.metadata("forward").num_inputs() == 1
+    with pytest.raises(ValueError, match=r"method 'forward' cannot load: tensor 'fc1\.weight' is "
+                                         r"kept in an external data file"):
+        program.load_method("forward")
 
 
 def test_another_programs_data_file_is_refused(runtime):

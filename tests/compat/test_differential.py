@@ -442,8 +442,6 @@ REGISTRY = ("different builds: the daemon registers XnnpackBackend only (no Open
             "_embedding_bag, sort, squeeze_copy); it lacks none of the wheel's")
 LAYOUT = ("by design: an input in another dim order is copied into the exported layout "
           "(the RFC's and the seeds' portable_lib rule); ExecuTorch 1.5.1 refuses it")
-LAZY_DATA = ("a known difference: et-serverd refuses a program that needs a .ptd when it "
-             "loads without one; ExecuTorch loads it and fails when a method loads")
 XFAIL = {
     "runtime/etdump-debug-buffer-has-intermediate-outputs":
         "by design: the daemon records no intermediate outputs (its debug buffer file is empty)",
@@ -470,9 +468,6 @@ XFAIL = {
         "by design: etclient's ExecuTorchModule has load_bundled_input and "
         "verify_result_with_bundled_expected_output, as portable_lib's .pyi declares; "
         "ExecuTorch 1.5.1's module lacks them",
-    "runtime/metadata/cnn_ptd": LAZY_DATA,
-    "runtime/ptd-missing/load_program": LAZY_DATA,
-    "portable_lib/ptd-missing/load+method_meta": LAZY_DATA,
 }
 
 

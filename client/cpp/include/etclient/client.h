@@ -412,8 +412,8 @@ class ETCLIENT_API Client {
   // Loads a program, with `data_path`, the external data file (.ptd) it was exported
   // with, for programs that keep their weights there (empty: none): sends the SHA-256s
   // first and the bytes only when the daemon lacks them (through shared memory when
-  // large). A program that needs a .ptd and gets none fails with InvalidArgument
-  // naming the missing tensor.
+  // large). A program that needs a .ptd and gets none loads (its metadata can
+  // be read); its methods then fail to load with InvalidArgument naming the tensor.
   Result<std::shared_ptr<Program>> load_program(const std::string& path,
                                                 const std::string& data_path = {});
   // The bytes (and `data`, the .ptd's bytes, if any) are copied, and kept to reload
