@@ -95,7 +95,8 @@ class Program {
   // The named data blob `key` (the program's own first, then its data file's), or NotFound.
   Result<std::span<const uint8_t>> named_data(std::string_view key) const;
   // The verified bytes of an external tensor, by its fully qualified name.
-  // REQUIRES: the program has a tensor of that name kept in external data.
+  // REQUIRES: the program has a tensor of that name kept in external data, and was
+  // loaded with its data file (check_data_given() passed for the method reading it).
   std::span<const uint8_t> external_data(std::string_view name) const;
   // InvalidArgument naming the first tensor a method (`method`, or any when empty) keeps
   // in an external data file when the program was loaded without one: such a method
