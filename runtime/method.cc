@@ -721,7 +721,7 @@ Result<const Value*> Method::output(size_t index) const {
 }
 
 Result<const Tensor*> Method::attribute(std::string_view name) const {
-  std::vector<std::string_view> names;
+  std::vector<std::string_view> names;  // the first 20, for the error
   for (const AttributeMeta& a : meta_->attributes) {
     if (a.name == name) {
       const Value& v = values_[static_cast<size_t>(a.value_index)];
@@ -731,14 +731,17 @@ Result<const Tensor*> Method::attribute(std::string_view name) const {
       }
       return &v.to_tensor();
     }
-    names.push_back(a.name);
+    if (names.size() < 20) names.push_back(a.name);
   }
+  const size_t more = meta_->attributes.size() - names.size();
   return not_found(fmt::format(
-      "method '{}' has no attribute '{}'; {}", meta_->name, printable(name),
+      "method '{}' has no attribute '{}'; {}", meta_->name,
+      printable(name.substr(0, std::min<size_t>(name.size(), 200))),
       names.empty() ? std::string("it has none (a program names its mutable buffers when "
                                   "exported with ExecutorchBackendConfig(emit_mutable_buffer_"
                                   "names=True))")
-                    : fmt::format("it has: {}", fmt::join(names, ", "))));
+                    : fmt::format("it has: {}{}", fmt::join(names, ", "),
+                                  more ? fmt::format(" and {} more", more) : "")));
 }
 
 }  // namespace et

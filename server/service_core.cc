@@ -929,6 +929,23 @@ Status ServiceCore::stop_profile(const pb::StopProfileRequest& req, pb::StopProf
     }
     slots.push_back(std::move(slot));
   }
+  // An ETDump holds at most 10,000,000 events: a merge that would exceed it takes none.
+  if (req.etdump() && slots.size() > 1) {
+    uint64_t events = 0;
+    for (const auto& slot : slots) {
+      ET_RETURN_IF_ERROR(with_method(*slot, [&] {
+        if (slot->profiling) events += slot->profiling->events;
+        return Status();
+      }));
+    }
+    constexpr uint64_t kMostEtdumpEvents = 10'000'000;
+    if (events > kMostEtdumpEvents) {
+      return resource_exhausted(fmt::format(
+          "the {} profiles hold {} events; one ETDump holds at most {}: stop them separately "
+          "or profile fewer executes",
+          slots.size(), events, kMostEtdumpEvents));
+    }
+  }
   // Every profile is taken, or (when one is not running) none.
   std::vector<std::unique_ptr<MethodSlot::Profiling>> taken(slots.size());
   Status st;
@@ -1029,6 +1046,13 @@ Status ServiceCore::get_attribute(const pb::GetAttributeRequest& req,
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
   return with_method(*slot, [&]() -> Status {
     ET_ASSIGN_OR_RETURN(const Tensor* tensor, slot->method->attribute(req.name()));
+    // Inline, in one reply: refused before any copy when the reply could not carry it.
+    constexpr size_t kMostAttributeBytes = size_t{128} << 20;
+    if (tensor->nbytes() > kMostAttributeBytes) {
+      return resource_exhausted(fmt::format(
+          "attribute '{}' holds {} bytes; GetAttribute returns at most {} in one reply",
+          printable(req.name()), tensor->nbytes(), kMostAttributeBytes));
+    }
     const Value value = Value::from_tensor(const_cast<Tensor*>(tensor));  // only read
     return encode_output(0, value, nullptr, segment_lookup(s), *resp.mutable_value());
   });

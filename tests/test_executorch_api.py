@@ -18,8 +18,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-os.environ.setdefault("EXECUTORCH_PYBINDINGS_TENSOR_OUTPUT", "executorch")
-
 import etclient  # noqa: E402
 from conftest import MODELS  # noqa: E402
 from test_etdump import decode  # noqa: E402
@@ -35,14 +33,21 @@ def npy(path: str) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def runtime(daemon_socket):
+    saved = os.environ.get("ETSERVER_SOCKET")
     os.environ["ETSERVER_SOCKET"] = daemon_socket  # Runtime.get() and portable_lib use it
     yield etclient.Runtime.get()
-    os.environ.pop("ETSERVER_SOCKET", None)
+    if saved is None:
+        os.environ.pop("ETSERVER_SOCKET", None)
+    else:
+        os.environ["ETSERVER_SOCKET"] = saved
 
 
 @pytest.fixture(scope="module")
 def portable_lib(runtime):
+    # This venv has no torch, so results are ExecuTorchResult (tests/torch_paths has the
+    # torch case).
     from etclient import portable_lib
+    assert portable_lib._MODE == "executorch"
     return portable_lib
 
 

@@ -34,7 +34,7 @@ VICTIM = textwrap.dedent("""
     program = runtime.load_program(pte)
     ok, errors = [], []
     def calls():
-        method = program.load_method()
+        method = program.new_method()  # one per thread
         a = np.ones((2, 3), "float32")
         while time.time() < until:
             try:

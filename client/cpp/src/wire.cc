@@ -78,10 +78,11 @@ Result<SharedTensor> scalar_tensor(Arena& arena, DType dtype, T value) {
 
 }  // namespace
 
-Status check_output_reply(size_t index, const pb::Tensor& t, const Slot& slot) {
+// The bytes a tensor in a reply describes, once its dtype, rank, dim order and sizes are
+// checked (kInternal naming `what` and the problem otherwise).
+Result<uint64_t> checked_reply_bytes(const std::string& what, const pb::Tensor& t) {
   auto bad = [&](const std::string& problem) {
-    return Status(StatusCode::kInternal,
-                  "output " + std::to_string(index) + ": the daemon's reply " + problem);
+    return Status(StatusCode::kInternal, what + ": the daemon's reply " + problem);
   };
   if (t.dtype() <= pb::DATA_TYPE_UNSPECIFIED || t.dtype() > pb::BFLOAT16) {
     return bad("names an unknown dtype");
@@ -101,6 +102,17 @@ Status check_output_reply(size_t index, const pb::Tensor& t, const Slot& slot) {
       return bad("has an impossible size");
     }
   }
+  return nbytes;
+}
+
+Status check_output_reply(size_t index, const pb::Tensor& t, const Slot& slot) {
+  auto bad = [&](const std::string& problem) {
+    return Status(StatusCode::kInternal,
+                  "output " + std::to_string(index) + ": the daemon's reply " + problem);
+  };
+  Result<uint64_t> checked = checked_reply_bytes("output " + std::to_string(index), t);
+  if (!checked.ok()) return checked.status();
+  const uint64_t nbytes = *checked;
   if (nbytes > slot.size || t.segment().offset() != slot.offset ||
       t.segment().length() > slot.size) {
     return bad("describes " + std::to_string(nbytes) + " bytes at offset " +
@@ -366,17 +378,17 @@ SharedTensor Wire::make_shared_tensor(std::pair<Slot, std::shared_ptr<void>> slo
 
 Result<SharedTensor> Wire::copy_inline(Arena& arena, const pb::Value& value) {
   const pb::Tensor& t = value.tensor();
+  if (!value.has_tensor() || !t.has_inline_data()) {
+    return Status(StatusCode::kInternal, "the daemon's reply holds no tensor");
+  }
+  Result<uint64_t> nbytes = checked_reply_bytes("the tensor", t);
+  if (!nbytes.ok()) return nbytes.status();
+  if (t.inline_data().size() != *nbytes) {
+    return Status(StatusCode::kInternal, "the daemon's reply holds " +
+                                             std::to_string(t.inline_data().size()) +
+                                             " bytes for a tensor of " + std::to_string(*nbytes));
+  }
   const DType dtype = from_proto(t.dtype());
-  size_t numel = 1;
-  for (int64_t size : t.sizes()) {
-    if (size < 0 || size > kMaxSize) numel = SIZE_MAX;
-    if (numel != SIZE_MAX) numel *= static_cast<size_t>(size);
-  }
-  if (!value.has_tensor() || !t.has_inline_data() || numel == SIZE_MAX ||
-      t.inline_data().size() != numel * element_size(dtype)) {
-    return Status(StatusCode::kInternal,
-                  "et-serverd's reply holds no tensor whose bytes match its sizes");
-  }
   auto slot = arena.allocate(t.inline_data().size());
   if (!slot.ok()) return slot.status();
   std::memcpy(slot->first.data, t.inline_data().data(), t.inline_data().size());

@@ -78,6 +78,9 @@ def install() -> None:
         module = sys.modules.get(name)
         if module is not None and not hasattr(module, "__etclient__"):
             del sys.modules[name]
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules and getattr(sys.modules[parent], child, None) is module:
+                delattr(sys.modules[parent], child)  # `from parent import child` finds ours
 
 
 def active() -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any, List
+from typing import Any, Callable, List, Optional
 
 from etclient import _native
 from etclient._meta import SCALAR_TYPES
@@ -18,6 +18,7 @@ from etclient._meta import SCALAR_TYPES
 _FORMATS = {0: "B", 1: "b", 2: "h", 3: "i", 4: "q", 5: "e", 6: "f", 7: "d", 11: "?", 15: None}
 _ITEM = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1, 15: 2}
 _TENSOR, _INT, _BOOL, _DOUBLE = 1, 2, 3, 4
+_NAMES = {code: name for name, (code, _) in SCALAR_TYPES.items()}
 
 
 class _Bad(Exception):
@@ -106,16 +107,15 @@ class BundledTensor:
                                         self.data))
         return _logical(stored, self.sizes, self.dim_order)
 
-    def as_input(self) -> Any:
-        """An input the client takes: a memoryview shaped as the tensor (raw bytes for
-        bfloat16, which the method's declared shape gives meaning)."""
-        fmt = _FORMATS[self.scalar_type]
-        if fmt is None:
-            return bytearray(self.data)
-        if tuple(self.dim_order) != tuple(range(len(self.sizes))):
-            packed = struct.pack(f"<{len(self.values())}{fmt}", *self.values())
-            return memoryview(bytearray(packed)).cast(fmt, self.sizes)
-        return memoryview(bytearray(self.data)).cast(fmt, self.sizes)
+    def as_input(self, empty: Callable[[tuple, str], Any]) -> Any:
+        """The tensor as an input: a fresh etclient.Tensor from `empty(shape, dtype)`
+        (Runtime.empty) holding the elements row-major, for every dtype and size."""
+        item = _ITEM[self.scalar_type]
+        chunks = [self.data[i:i + item] for i in range(0, len(self.data), item)]
+        out = empty(self.sizes, _NAMES[self.scalar_type])
+        if self.data:
+            memoryview(out).cast("B")[:] = b"".join(_logical(chunks, self.sizes, self.dim_order))
+        return out
 
 
 @dataclass
@@ -159,6 +159,8 @@ def _value(table: _Table) -> Any:
             raise _Bad(f"a tensor of ScalarType {scalar_type}, which et-serverd lacks")
         sizes = tuple(struct.unpack(f"<{len(body.raw(1, 4)) // 4}i", body.raw(1, 4)))
         dim_order = tuple(body.raw(3))
+        if dim_order and sorted(dim_order) != list(range(len(sizes))):
+            raise _Bad(f"a tensor of rank {len(sizes)} with dim order {list(dim_order)}")
         data = body.raw(2)
         if any(s < 0 for s in sizes) or len(data) != math.prod(sizes) * _ITEM[scalar_type]:
             raise _Bad(f"a tensor of sizes {list(sizes)} with {len(data)} bytes of data")
@@ -189,9 +191,12 @@ def check_bundle(data: bytes) -> None:
         raise _native.InvalidArgument(f"the bundled program is malformed: {e}") from None
 
 
-def test_case(data: bytes, method: str, index: int) -> TestCase:
-    """Case `index` of `method`'s suite. NotFound for a method without a suite (naming
-    those that have one); InvalidArgument for an index out of range or a malformed bundle."""
+def test_case(data: bytes, method: str, index: int,
+              empty: Optional[Callable[[tuple, str], Any]] = None) -> TestCase:
+    """Case `index` of `method`'s suite, its tensor inputs made with `empty` (Runtime.empty;
+    None: left as BundledTensors).
+    NotFound for a method without a suite (naming those that have one); InvalidArgument
+    for an index out of range or a malformed bundle."""
     try:
         suites = {s.string(0): s for s in _root(data).tables(1)}
         if method not in suites:
@@ -206,8 +211,9 @@ def test_case(data: bytes, method: str, index: int) -> TestCase:
         expected = [_value(v) for v in case.tables(1)]
     except (_Bad, struct.error, UnicodeError) as e:
         raise _native.InvalidArgument(f"the bundled program is malformed: {e}") from None
-    return TestCase([v.as_input() if isinstance(v, BundledTensor) else v for v in inputs],
-                    expected)
+    if empty is not None:
+        inputs = [v.as_input(empty) if isinstance(v, BundledTensor) else v for v in inputs]
+    return TestCase(inputs, expected)
 
 
 def _close(got: float, want: float, rtol: float, atol: float) -> bool:

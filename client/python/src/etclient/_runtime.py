@@ -71,10 +71,15 @@ def write_etdump(methods: List["Method"], etdump_path: Any, debug_buffer_path: A
     if not methods:
         raise _native.InvalidArgument("write_etdump_result_to_file: no method of the program "
                                       "was loaded, so none ran")
-    data = methods[0]._native.stop_profile(etdump=True, chrome_trace=False,
-                                           merge=[m._native for m in methods[1:]])
-    for m in methods:
-        m.start_profile(_ETDUMP_EXECUTES)
+    try:
+        data = methods[0]._native.stop_profile(etdump=True, chrome_trace=False,
+                                               merge=[m._native for m in methods[1:]])
+    finally:  # recording goes on, whether or not this write got its profile
+        for m in methods:
+            try:
+                m.start_profile(_ETDUMP_EXECUTES)
+            except _native.Error:
+                pass  # a method the daemon lost (a restart) is re-created by its next call
     with open(os.fspath(etdump_path), "wb") as f:
         f.write(data["etdump"])
     if debug_buffer_path is not None:
@@ -221,6 +226,10 @@ class Program:
     @property
     def method_names(self) -> Set[str]:
         return set(self._metas)
+
+    def _fresh(self) -> "Program":
+        """The same program in the daemon, with no method loaded through it yet."""
+        return Program(self._native, self._etdump)
 
     @property
     def sha256(self) -> str:

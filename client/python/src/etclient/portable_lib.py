@@ -247,7 +247,7 @@ class ExecuTorchModule:
 
     def load_bundled_input(self, bundle: BundledModule, method_name: str, testset_idx: int) -> None:
         from etclient._bundle import test_case
-        case = test_case(bundle._data, method_name, testset_idx)
+        case = test_case(bundle._data, method_name, testset_idx, _runtime().empty)
         with self._lock:
             self._method(method_name).set_inputs(case.inputs)
 

@@ -55,14 +55,16 @@ def et_runtime(pytestconfig: Any):
 @pytest.fixture(scope="session")
 def et_program(et_runtime: Any):
     """et_program(path, data_path=None) -> etclient.Program, loaded once per process
-    (the daemon holds one copy for all processes: later loads send only its hash)."""
+    (the daemon holds one copy for all processes: later loads send only its hash). Each
+    call hands out its own Program, so load_method() gives each caller (each test) its
+    own method instance: no state is shared between tests."""
     loaded: dict = {}
 
     def load(path: Any, data_path: Any = None):
         key = (os.fspath(path), None if data_path is None else os.fspath(data_path))
         if key not in loaded:
             loaded[key] = et_runtime.load_program(key[0], data_path=key[1])
-        return loaded[key]
+        return loaded[key]._fresh()
 
     return load
 
