@@ -1049,9 +1049,9 @@ Status ServiceCore::get_attribute(const pb::GetAttributeRequest& req,
     // Inline, in one reply: refused before any copy when the reply could not carry it.
     constexpr size_t kMostAttributeBytes = size_t{128} << 20;
     if (tensor->nbytes() > kMostAttributeBytes) {
-      return resource_exhausted(fmt::format(
-          "attribute '{}' holds {} bytes; GetAttribute returns at most {} in one reply",
-          printable(req.name()), tensor->nbytes(), kMostAttributeBytes));
+      return resource_exhausted(
+          fmt::format("attribute '{}' holds {} bytes; GetAttribute returns at most {} in one reply",
+                      printable(req.name()), tensor->nbytes(), kMostAttributeBytes));
     }
     const Value value = Value::from_tensor(const_cast<Tensor*>(tensor));  // only read
     return encode_output(0, value, nullptr, segment_lookup(s), *resp.mutable_value());
