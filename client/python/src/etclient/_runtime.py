@@ -262,8 +262,11 @@ class Program:
     def new_method(self, name: str = "forward") -> Method:
         """A new instance of the method in the daemon, with its own state. Its results
         are torch tensors when torch was imported before this call (never imported here)."""
+        return self._new_method(name, sys.modules.get("torch"))  # never importing torch
+
+    def _new_method(self, name: str, torch_module: Any) -> Method:
+        """A new instance whose results are torch tensors when `torch_module` is given."""
         self._check_name(name)
-        torch_module = sys.modules.get("torch")  # decided now, never importing torch
         return Method(self._native.load_method(name), torch_module)
 
     def has_etdump(self) -> bool:

@@ -130,10 +130,7 @@ class ExecuTorchMethod:
 
 
 def _load_method(program: Program, name: str) -> ExecuTorchMethod:
-    if name not in program.method_names:
-        raise _native.NotFound(f"the program has no method '{name}' (it has: "
-                               f"{', '.join(sorted(program.method_names))})")
-    return ExecuTorchMethod(Method(program.new_method(name)._native, _torch_for_results()))
+    return ExecuTorchMethod(program._new_method(name, _torch_for_results()))
 
 
 class ExecuTorchProgram:
