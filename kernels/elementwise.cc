@@ -56,6 +56,8 @@ ET_INSTANTIATE(float)
 ET_INSTANTIATE(double)
 ET_INSTANTIATE(int64_t)
 ET_INSTANTIATE(bool)
+ET_INSTANTIATE(int8_t)
+ET_INSTANTIATE(uint8_t)
 #undef ET_INSTANTIATE
 
 }  // namespace et::kernels

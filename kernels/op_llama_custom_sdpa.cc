@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "kernels/dense.h"
+#include "kernels/sdpa.h"
 
 namespace et::kernels {
 namespace {
@@ -85,39 +86,11 @@ Status attend(const KernelContext& ctx, const Attention& a, Tensor& out) {
   }
   ET_ASSIGN_OR_RETURN(float* od, dense_result<float>(ctx, out));
   ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({a.keys + 1}, sizeof(float)));
-  float* scores = static_cast<float*>(scratch);
-  const float scale =
-      static_cast<float>(a.scale.value_or(1.0 / std::sqrt(static_cast<double>(dim))));
-  const int64_t group = heads / kv_heads, cache_len = k.size(1);
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t i = 0; i < seq; ++i) {
-      const int64_t visible = a.causal ? a.start_pos + i + 1 : a.keys;
-      for (int64_t h = 0; h < heads; ++h) {
-        const float* qv = qd + ((b * seq + i) * heads + h) * dim;
-        const int64_t g = h / group;
-        float top = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
-          const float* kv = kd + ((b * cache_len + j) * kv_heads + g) * dim;
-          float dot = 0;
-          for (int64_t d = 0; d < dim; ++d) dot += qv[d] * kv[d];
-          scores[j] = dot * scale + (md != nullptr ? md[i * a.keys + j] : 0.0f);
-          top = std::max(top, scores[j]);
-        }
-        float sum = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          scores[j] = std::exp(scores[j] - top);
-          sum += scores[j];
-        }
-        float* o = od + ((b * seq + i) * heads + h) * dim_v;
-        std::fill(o, o + dim_v, 0.0f);
-        for (int64_t j = 0; j < visible; ++j) {
-          const float p = scores[j] / sum;
-          const float* vv = vd + ((b * cache_len + j) * kv_heads + g) * dim_v;
-          for (int64_t d = 0; d < dim_v; ++d) o[d] += p * vv[d];
-        }
-      }
-    }
-  }
+  const SdpaShape geometry{batch, seq,       heads,  kv_heads,    dim,
+                           dim_v, k.size(1), a.keys, a.start_pos, a.causal};
+  sdpa_f32(geometry, qd, kd, vd, md,
+           static_cast<float>(a.scale.value_or(1.0 / std::sqrt(static_cast<double>(dim)))), od,
+           static_cast<float*>(scratch));
   return store_dense(ctx, od, out);
 }
 

@@ -178,7 +178,8 @@ int run(const et::server::Options& o, int ready_fd) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  if (!o.listen.empty()) builder.AddListeningPort(o.listen, *credentials);
+  int listen_port = 0;  // the port --listen got (the kernel's choice for port 0)
+  if (!o.listen.empty()) builder.AddListeningPort(o.listen, *credentials, &listen_port);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
@@ -217,7 +218,9 @@ int run(const et::server::Options& o, int ready_fd) {
                o.limits.socket_group >= 0
                    ? fmt::format(" (uid {} and group {})", getuid(), o.limits.socket_group)
                    : "",
-               o.listen.empty() ? "" : " and " + o.listen + (o.tls_cert.empty() ? "" : " (TLS)"),
+               o.listen.empty() ? ""
+                                : fmt::format(" and {} (port {}){}", o.listen, listen_port,
+                                              o.tls_cert.empty() ? "" : " (TLS)"),
                activated->any() ? " (sockets from systemd)" : "",
                et::ThreadPool::global().threads());
 

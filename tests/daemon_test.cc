@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <latch>
+#include <regex>
 #include <thread>
 
 #include "runtime/sanitizers.h"
@@ -364,9 +365,14 @@ TEST(Daemon, LoadsByPathThroughTheCallersOwnDescriptor) {
 }
 
 TEST(Daemon, ServesTcpWhenAsked) {
-  const std::string address = "127.0.0.1:" + std::to_string(40000 + getpid() % 20000);
-  DaemonProcess daemon({"--listen", address});
-  TestClient c("", address);
+  // Port 0: the kernel picks a free one, which the daemon logs (no collision with a
+  // port another process on this machine holds).
+  DaemonProcess daemon({"--listen", "127.0.0.1:0"});
+  std::smatch port;
+  const std::string log = daemon.log();
+  ASSERT_TRUE(std::regex_search(log, port, std::regex(R"(127\.0\.0\.1:0 \(port (\d+)\))"))) << log;
+  ASSERT_NE(port[1].str(), "0") << log;
+  TestClient c("", "127.0.0.1:" + port[1].str());
   ASSERT_TRUE(c.connected()) << daemon.log();
   const uint64_t method = load(c, "mlp");
   pb::RunResponse resp;

@@ -122,7 +122,9 @@ class GraphParser {
       return bad(
           fmt::format("value {} has unknown data type {}", id, static_cast<int>(t.datatype())));
     }
-    if (data_type_size(v.dtype) == 0) {
+    if (data_type_size(v.dtype) == 0 &&
+        !(v.is_int4() && q != nullptr && t.constant_buffer_idx() != 0 && t.flags() == 0)) {
+      // 4-bit values are weights: constants our int4 kernels unpack.
       return not_supported(
           fmt::format("XNNPACK payload: value {} has data type {}, which this "
                       "backend cannot run",
@@ -220,11 +222,71 @@ class GraphParser {
         v.channel_scales.resize(channels);
         std::memcpy(v.channel_scales.data(), bytes.data(), channels * sizeof(float));
       }
+      if (v.dtype == DataType::kQcInt4) {  // per-channel int4: one group a row
+        if (v.dims.size() != 2 || v.channel_dim != 0 ||
+            !kernels::int4_gemm_fits(v.dims[1], v.dims[1])) {
+          return not_supported(fmt::format(
+              "XNNPACK payload: qcint4 weights [{}] with channels along dim {} (this backend "
+              "runs [N, K] weights, K even, channels along dim 0)",
+              fmt::join(v.dims, ", "), v.channel_dim));
+        }
+        v.group_size = static_cast<uint32_t>(v.dims[1]);
+      }
       return Status();
     }
-    return not_supported(
-        "XNNPACK payload: per-group (blockwise) quantization needs a newer XNNPACK than "
-        "this build has");
+    if (const fb::PerChannelGroupQuant* pg = q.quant_as_PerChannelGroupQuant()) {
+      return parse_group_quantization(v, *pg);
+    }
+    return bad("a quantized value without quantization parameters");
+  }
+
+  // Blockwise int4 weights (ExecuTorch's 8da4w): a [N, K] qbint4 constant with one
+  // scale per group of group_size values along K, the scales bfloat16 in a constant
+  // buffer of their own (or float32 inline).
+  Status parse_group_quantization(GraphValue& v, const fb::PerChannelGroupQuant& pg) {
+    if (v.dtype != DataType::kQbInt4) {
+      return not_supported(fmt::format(
+          "XNNPACK payload: per-group quantization of a {} value (only qbint4 weights have it)",
+          data_type_name(v.dtype)));
+    }
+    if (v.dims.size() != 2 || pg.channel_dim() != 0) {
+      return not_supported(
+          fmt::format("XNNPACK payload: qbint4 weights of {} dims grouped along dim {} (this "
+                      "backend runs [N, K] weights with channels along dim 0)",
+                      v.dims.size(), pg.channel_dim()));
+    }
+    const size_t n = v.dims[0], k = v.dims[1];
+    if (pg.group_size() <= 0 || !kernels::int4_gemm_fits(k, static_cast<size_t>(pg.group_size()))) {
+      return bad(
+          fmt::format("qbint4 weights [{}, {}] in groups of {} (K must be even and a "
+                      "multiple of the group size)",
+                      n, k, pg.group_size()));
+    }
+    v.group_size = static_cast<uint32_t>(pg.group_size());
+    const size_t scales = n * (k / v.group_size);
+    if (pg.scale() && pg.scale()->size() > 0) {
+      if (pg.scale()->size() != scales) {
+        return bad(fmt::format("{} group scales for {} groups", pg.scale()->size(), scales));
+      }
+      v.channel_scales.assign(pg.scale()->begin(), pg.scale()->end());
+      return Status();
+    }
+    if (pg.num_scales() != scales) {
+      return bad(fmt::format("{} group scales for {} groups", pg.num_scales(), scales));
+    }
+    ET_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, constant_bytes(pg.scale_buffer_idx()));
+    if (bytes.size() < scales * sizeof(uint16_t)) {
+      return bad(fmt::format("the group scale buffer holds {} bytes, {} bfloat16 scales need {}",
+                             bytes.size(), scales, scales * sizeof(uint16_t)));
+    }
+    v.channel_scales.resize(scales);
+    for (size_t i = 0; i < scales; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, bytes.data() + i * sizeof(uint16_t), sizeof(bits));
+      const uint32_t wide = uint32_t{bits} << 16;
+      std::memcpy(&v.channel_scales[i], &wide, sizeof(float));
+    }
+    return Status();
   }
 
   // The bytes of constant buffer `index` (named data, the payload's constant section or
@@ -268,6 +330,17 @@ class GraphParser {
           "XNNPACK payload: a constant qdint8 value (it is quantized at run time)");
     }
     ET_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, constant_bytes(index));
+    if (v.is_int4()) {
+      if (v.group_size == 0) return bad("4-bit weights without their quantization");
+      if (bytes.size() < v.nbytes()) {
+        return bad(fmt::format("constant holds {} bytes, its {} [{}] needs {}", bytes.size(),
+                               data_type_name(v.dtype), fmt::join(v.dims, ", "), v.nbytes()));
+      }
+      v.int4 = std::make_shared<const kernels::Int4Weights>(kernels::pack_int4_weights(
+          bytes.data(), v.dims[0], v.dims[1], v.group_size, v.channel_scales));
+      v.data = v.int4->packed.data();  // a constant; kernels read v.int4
+      return Status();
+    }
     if (bytes.size() < v.nbytes()) {
       return bad(fmt::format("constant holds {} bytes, its {} {} needs {}", bytes.size(),
                              data_type_name(v.dtype), fmt::join(v.dims, "x"), v.nbytes()));

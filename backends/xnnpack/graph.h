@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/int4_gemm.h"
 #include "runtime/status.h"
 
 namespace et::xnn {
@@ -126,6 +127,13 @@ struct GraphValue {
   // qdint8 (per-token dynamic quantization): the trailing dims one row spans; the
   // leading dims count the rows, each quantized with its own QdParams at run time.
   uint32_t nonbatch_dims = 0;
+  // 4-bit weights (qbint4 blockwise, qcint4 per channel: a [N, K] constant): values per
+  // scale along K (K for qcint4), channel_scales holding N * K / group_size scales; and
+  // the weights packed once for kernels/int4_gemm.h, shared by every copy of the graph.
+  uint32_t group_size = 0;
+  std::shared_ptr<const kernels::Int4Weights> int4;
+
+  bool is_int4() const { return dtype == DataType::kQbInt4 || dtype == DataType::kQcInt4; }
 
   // Rows of a qdint8 value (1 for other types).
   size_t qd_rows() const {
@@ -141,6 +149,7 @@ struct GraphValue {
   // Bytes of the value's buffer; a qdint8 buffer carries its rows' QdParams too.
   size_t nbytes() const {
     if (dtype == DataType::kQdInt8) return qd_params_offset() + qd_rows() * sizeof(QdParams);
+    if (is_int4()) return (numel + 1) / 2;  // two values a byte
     return numel * data_type_size(dtype);
   }
 };

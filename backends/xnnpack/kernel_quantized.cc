@@ -163,6 +163,31 @@ void fully_connected_qd8(const Graph& graph, const GraphNode& node, std::span<vo
   }
 }
 
+// qdint8 input x 4-bit weights (blockwise qbint4 or per-channel qcint4) -> fp32:
+// kernels/int4_gemm.h with the weights packed when the graph was parsed.
+void fully_connected_qd8_int4(const Graph& graph, const GraphNode& node,
+                              std::span<void* const> ptrs) {
+  const GraphValue& xv = graph.values[node.inputs[0]];
+  const kernels::Int4Weights& w = *graph.values[node.inputs[1]].int4;
+  const size_t rows = xv.numel / w.k;
+  const QdParams* params = row_params(xv, ptrs[node.inputs[0]]);
+  std::vector<kernels::RowQuantization> quant(rows);
+  for (size_t r = 0; r < rows; ++r) quant[r] = {params[r].scale, params[r].zero_point};
+  const float* bias =
+      node.inputs[2] == kNoValue ? nullptr : static_cast<const float*>(ptrs[node.inputs[2]]);
+  auto* y = static_cast<float*>(ptrs[node.outputs[0]]);
+  kernels::int4_gemm(rows, static_cast<const int8_t*>(ptrs[node.inputs[0]]), quant, w, bias, y);
+  clamp_output(node, y, rows * w.n);
+}
+
+// The 4-bit filter of a FullyConnected we run: a packed [N, K] constant, not transposed.
+bool int4_filter(const Graph& graph, const GraphNode& node) {
+  const GraphValue& w = graph.values[node.inputs[1]];
+  return w.is_int4() && w.int4 && !(node.flags & kTransposeWeights) &&
+         graph.values[node.inputs[0]].dims.back() == w.int4->k &&
+         graph.values[node.outputs[0]].dims.back() == w.int4->n;
+}
+
 // XNNPACK's xnn_qs8_quantize: a float bound of the output range in the output's steps.
 int32_t quantize_bound(float x, float scale, int32_t zero_point) {
   float v = x / scale + static_cast<float>(zero_point);
@@ -228,9 +253,14 @@ bool quantized_runs(const Graph& graph, const GraphNode& node) {
              y.nonbatch_dims >= 1 && y.nonbatch_dims <= y.dims.size() && !node.has_output_range();
     }
     case NodeType::kFullyConnected: {
-      if (!qc8_filter(graph, node)) return false;
       const GraphValue& x = graph.values[node.inputs[0]];
       const uint32_t bias = node.inputs[2];
+      if (int4_filter(graph, node)) {
+        return x.dtype == DataType::kQdInt8 && x.nonbatch_dims == 1 &&
+               (bias == kNoValue || is(graph, bias, DataType::kFp32)) &&
+               is(graph, node.outputs[0], DataType::kFp32);
+      }
+      if (!qc8_filter(graph, node)) return false;
       if (x.dtype == DataType::kQdInt8) {
         // The input's rows must be the product's rows: one set of parameters per row.
         return x.nonbatch_dims == 1 && (bias == kNoValue || is(graph, bias, DataType::kFp32)) &&
@@ -251,6 +281,8 @@ bool quantized_runs(const Graph& graph, const GraphNode& node) {
 void run_quantized_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
   if (node.type == NodeType::kConvert) {
     convert_to_qd8(graph, node, ptrs);
+  } else if (graph.values[node.inputs[1]].is_int4()) {
+    fully_connected_qd8_int4(graph, node, ptrs);
   } else if (graph.values[node.inputs[0]].dtype == DataType::kQdInt8) {
     fully_connected_qd8(graph, node, ptrs);
   } else {

@@ -21,7 +21,7 @@ from fixture_models import MethodSpec, ModelSpec, half_precision_distinct, seede
 
 # Further op families, each a module beside this one with `family_ops() -> list[ZooOp]`.
 ZOO_FAMILIES = ["zoo_ops_index", "zoo_ops_scalar", "zoo_ops_math", "zoo_ops_layout", "zoo_ops_prim", "zoo_ops_users",
-                "zoo_ops_fft"]
+                "zoo_ops_fft", "zoo_ops_quant"]
 
 DTYPES = {
     "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,

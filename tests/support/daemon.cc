@@ -136,6 +136,7 @@ TestClient::TestClient(const std::string& socket, const std::string& tcp_address
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(256 << 20);
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);  // a loopback daemon: never through $http_proxy
   channel_ = grpc::CreateCustomChannel(tcp_address.empty() ? "unix:" + socket : tcp_address,
                                        grpc::InsecureChannelCredentials(), args);
   stub_ = pb::EtServer::NewStub(channel_);

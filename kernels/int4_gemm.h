@@ -1,0 +1,69 @@
+// Dynamically quantized int8 activations times blockwise int4 weights (ExecuTorch's
+// "8da4w" linear layers, XNNPACK's qd8 x qb4w fully connected):
+//
+//   y[m][n] = x_scale[m] * sum_g w_scale[n][g] * sum_{k in group g} (x[m][k] - x_zp[m]) * w[n][k]
+//             + bias[n]
+//
+// w holds int4 values in [-8, 7], one float scale per group of `group` consecutive k.
+// The weights are packed once (pack_int4_weights) and shared read-only by every caller;
+// the product uses the CPU's int8 dot-product instructions (AVX-512 VNNI, else AVX2's
+// multiply-add of bytes) when it has them, and portable C++ otherwise. Integer sums are
+// exact; the result differs from a float reference only by float rounding.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace et::kernels {
+
+struct Int4Weights {
+  size_t n = 0, k = 0, group = 0;
+  // Row-major [n][k / 32][16] bytes: in each block of 32 k, byte j holds value j in
+  // its low nibble and value j + 16 in its high one, each stored plus 8 (0 .. 15).
+  // Rows whose k is not a multiple of 32 pad the last block with 8 (zero).
+  std::vector<uint8_t> packed;
+  std::vector<float> scales;  // [n][k / group]
+  std::vector<int32_t> sums;  // [n][k / group]: the sum of the group's int4 values
+  size_t blocks_per_row() const { return (k + 31) / 32; }
+  size_t groups_per_row() const { return k / group; }
+};
+
+// Packs XNNPACK's qbint4 layout: [n][k] int4 values two to a byte (value 2i in the
+// low nibble of byte i, 2i + 1 in the high one), each stored plus 8 (its zero point).
+// `scales` has n * (k / group) entries, row-major. REQUIRES: int4_gemm_fits(k, group).
+Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t group,
+                              std::span<const float> scales);
+
+// Whether pack_int4_weights and int4_gemm take this shape: k even and a group size
+// dividing it. Groups of a multiple of 32 use the vector paths; others the portable one.
+bool int4_gemm_fits(size_t k, size_t group);
+
+// The row quantization of an int8 activation (real = (q - zero_point) * scale).
+struct RowQuantization {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+};
+
+// y[m][n] as above; x is [m][k] int8 row-major, y [m][n]; bias may be null. Splits the
+// work across the process's threads when it is large.
+void int4_gemm(size_t m, const int8_t* x, std::span<const RowQuantization> rows,
+               const Int4Weights& w, const float* bias, float* y);
+
+namespace detail {
+// One row of x against weight rows [n0, n1): the sums over each group's blocks,
+// before scales, into dots[(n - n0) * groups + g] (integer dot of x with the stored
+// nibbles, i.e. values plus 8).
+using Int4DotFn = void (*)(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1,
+                           int32_t* dots);
+void int4_dots_portable(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, int32_t* dots);
+void int4_dots_avx2(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, int32_t* dots);
+void int4_dots_avx512vnni(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1,
+                          int32_t* dots);
+// The implementation int4_gemm uses here (ET_CPU_ISA and the CPU decide); tests call
+// each available one.
+std::vector<std::pair<const char*, Int4DotFn>> available_int4_dots();
+}  // namespace detail
+
+}  // namespace et::kernels
