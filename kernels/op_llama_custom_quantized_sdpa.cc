@@ -7,7 +7,8 @@
 // quantize_kv_cache): each of query, key and value is either float, or int8 with a
 // zero point and scale per token and head ([batch, seq, heads, 1]), dequantized as
 // (q - zero_point) * scale before the attention (kernels/sdpa.h). The output is
-// float32 [batch, seq, heads, dim]. Only the sequence-major layout
+// float32 [batch, seq, heads, dim]. As ExecuTorch's kernel, only the first start_pos +
+// seq cache positions are attended, causal or not. Only the sequence-major layout
 // (is_seq_at_dim_2=False, what the flow exports) is taken.
 #include "kernels/quantize.h"
 #include "kernels/sdpa.h"
@@ -95,7 +96,7 @@ Status custom_quantized_sdpa_out(KernelContext& ctx) {
                                 shape_string(qt.sizes()), shape_string(kt.sizes()),
                                 shape_string(vt.sizes())));
   }
-  if (causal && (start_pos < 0 || start_pos > cache_len || seq > cache_len - start_pos)) {
+  if (start_pos < 0 || start_pos > cache_len || seq > cache_len - start_pos) {
     return ctx.fail(fmt::format("positions {} .. {} are outside the {} keys", start_pos,
                                 start_pos + seq - 1, cache_len));
   }
@@ -107,8 +108,8 @@ Status custom_quantized_sdpa_out(KernelContext& ctx) {
   if (out->dtype() != ScalarType::kFloat) return ctx.fail("out must be float32");
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, Shape{{batch, seq, heads, dim_v}, 4}));
   if (out->numel() == 0) return Status();
-  // Causal attention reads only the positions up to the last query's.
-  const int64_t rows = causal ? start_pos + seq : cache_len;
+  // Attention reads only the positions up to the last query's.
+  const int64_t rows = start_pos + seq;
   ET_ASSIGN_OR_RETURN(const float* qd, dequantized(ctx, q, seq));
   ET_ASSIGN_OR_RETURN(const float* kd, dequantized(ctx, k, rows));
   ET_ASSIGN_OR_RETURN(const float* vd, dequantized(ctx, v, rows));
@@ -121,9 +122,9 @@ Status custom_quantized_sdpa_out(KernelContext& ctx) {
   }
   ET_ASSIGN_OR_RETURN(float* od, dense_result<float>(ctx, *out));
   ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({cache_len + 1}, sizeof(float)));
-  const SdpaShape geometry{
-      batch,     seq,       heads, kv_heads, dim, dim_v, k_in_place ? cache_len : rows,
-      cache_len, start_pos, causal};
+  SdpaShape geometry{batch, seq,       heads, kv_heads, dim, dim_v, k_in_place ? cache_len : rows,
+                     rows,  start_pos, causal};
+  geometry.mask_stride = cache_len;
   sdpa_f32(geometry, qd, kd, vd, md,
            static_cast<float>(scale.value_or(1.0 / std::sqrt(static_cast<double>(dim)))), od,
            static_cast<float*>(scratch));

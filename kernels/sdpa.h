@@ -15,9 +15,11 @@ namespace et::kernels {
 struct SdpaShape {
   int64_t batch, seq, heads, kv_heads, dim, dim_v, cache_len, keys, start_pos;
   bool causal;
+  int64_t mask_stride = 0;  // the mask's row length; 0: keys
 };
 
-// out [batch, seq, heads, dim_v]; mask (nullptr: none) an additive [seq, keys];
+// out [batch, seq, heads, dim_v]; mask (nullptr: none) an additive [seq, mask_stride]
+// whose first `keys` columns count;
 // scores: scratch of keys floats. REQUIRES: the caller checked the shapes.
 inline void sdpa_f32(const SdpaShape& s, const float* q, const float* k, const float* v,
                      const float* mask, float scale, float* out, float* scores) {
@@ -33,7 +35,9 @@ inline void sdpa_f32(const SdpaShape& s, const float* q, const float* k, const f
           const float* kv = k + ((b * s.cache_len + j) * s.kv_heads + g) * s.dim;
           float dot = 0;
           for (int64_t d = 0; d < s.dim; ++d) dot += qv[d] * kv[d];
-          scores[j] = dot * scale + (mask != nullptr ? mask[i * s.keys + j] : 0.0f);
+          scores[j] =
+              dot * scale +
+              (mask != nullptr ? mask[i * (s.mask_stride > 0 ? s.mask_stride : s.keys) + j] : 0.0f);
           top = std::max(top, scores[j]);
         }
         float sum = 0;

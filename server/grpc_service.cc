@@ -205,4 +205,18 @@ grpc::Status GrpcService::ServerStatus(grpc::ServerContext* ctx, const pb::Serve
 
 #undef ET_METHOD_CALL
 
+grpc::Status GrpcService::Generate(grpc::ServerContext* ctx, const pb::GenerateRequest* req,
+                                   grpc::ServerWriter<pb::GenerateResponse>* writer) {
+  CallCount counted(*this);
+  metrics::CallScope scope(&core_.metrics(), metrics::Transport::kGrpc);
+  Status allowed = check_caller(*ctx, req->session());
+  grpc::Status answer = to_grpc(!allowed.ok() ? allowed : catch_exceptions("", [&]() -> Status {
+    return core_.generate(*req, [&](const pb::GenerateResponse& reply) {
+      return !ctx->IsCancelled() && writer->Write(reply);
+    });
+  }));
+  scope.set_code(answer.error_code());
+  return answer;
+}
+
 }  // namespace et::server

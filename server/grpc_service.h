@@ -64,6 +64,8 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
   grpc::Status GetAttribute(grpc::ServerContext*, const pb::GetAttributeRequest* req,
                             pb::GetAttributeResponse* resp) override;
   grpc::Status Run(grpc::ServerContext*, const pb::RunRequest* req, pb::RunResponse* resp) override;
+  grpc::Status Generate(grpc::ServerContext* ctx, const pb::GenerateRequest* req,
+                        grpc::ServerWriter<pb::GenerateResponse>* writer) override;
   grpc::Status DropSegment(grpc::ServerContext*, const pb::DropSegmentRequest* req,
                            pb::DropSegmentResponse* resp) override;
   grpc::Status ServerStatus(grpc::ServerContext*, const pb::ServerStatusRequest* req,

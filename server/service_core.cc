@@ -17,6 +17,7 @@
 #include "runtime/chrome_trace.h"
 #include "runtime/etdump.h"
 #include "runtime/exceptions.h"
+#include "runtime/generation.h"
 #include "runtime/printable.h"
 #include "runtime/thread_pool.h"
 #include "server/metrics/call_scope.h"
@@ -1037,6 +1038,70 @@ Status ServiceCore::run(const pb::RunRequest& req, pb::RunResponse& resp) {
     if (st.ok()) st = collect_outputs(s, *slot, req.placements(), *resp.mutable_outputs());
     return st;
   });
+}
+
+// The context a program's LLM methods hold, from its constant method
+// get_max_context_len (or get_max_seq_len), as the export flow writes them; 0 when it
+// has neither.
+int64_t ServiceCore::program_context(const MethodSlot& slot) const {
+  for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
+    auto m = Method::load(slot.program->program, name);
+    if (!m.ok() || (*m)->num_inputs() != 0 || (*m)->num_outputs() != 1) continue;
+    const std::atomic<bool> never{false};
+    const auto deadline = std::chrono::steady_clock::now() + limits_.execution_deadline;
+    if (!(*m)->execute({deadline, &never, limits_.max_instructions}).ok()) continue;
+    auto v = (*m)->output(0);
+    if (v.ok() && (*v)->is_int() && (*v)->to_int() > 0) return (*v)->to_int();
+  }
+  return 0;
+}
+
+Status ServiceCore::generate(const pb::GenerateRequest& req,
+                             const std::function<bool(const pb::GenerateResponse&)>& write) {
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
+  ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> slot, method_for(*s, req.method_handle()));
+  constexpr int kMostTokens = 1 << 20;
+  if (req.prompt_size() > kMostTokens || req.max_new_tokens() > kMostTokens) {
+    return invalid_argument(
+        fmt::format("generate: at most {} prompt and {} new tokens", kMostTokens, kMostTokens));
+  }
+  GenerationOptions o;
+  o.prompt.assign(req.prompt().begin(), req.prompt().end());
+  o.start_pos = req.start_pos();
+  o.max_new_tokens = req.max_new_tokens();
+  o.stop_tokens.assign(req.stop_tokens().begin(), req.stop_tokens().end());
+  o.temperature = req.temperature();
+  o.top_p = req.top_p() == 0 ? 1.0f : req.top_p();
+  o.seed = req.seed();
+  o.max_context = req.max_context() > 0 ? req.max_context() : program_context(*slot);
+  GenerationStats stats;
+  ET_RETURN_IF_ERROR(with_method(*slot, [&]() -> Status {
+    auto result = et::generate(
+        *slot->method, o, slot->generation,
+        [&]() {
+          uint64_t micros = 0;
+          return execute_locked(s->cancelled, *slot, micros);
+        },
+        [&](int64_t token) {
+          pb::GenerateResponse reply;
+          reply.add_tokens(token);
+          return write(reply);
+        });
+    if (!result.ok()) return result.status();
+    stats = *result;
+    return Status();
+  }));
+  pb::GenerateResponse last;
+  last.set_done(true);
+  last.set_stop_reason(stats.stop_reason);
+  last.set_prompt_tokens(stats.prompt_tokens);
+  last.set_generated(stats.generated);
+  last.set_prefill_micros(stats.prefill_ns / 1000);
+  last.set_decode_micros(stats.decode_ns / 1000);
+  last.set_next_pos(stats.next_pos);
+  write(last);
+  return Status();
 }
 
 Status ServiceCore::get_attribute(const pb::GetAttributeRequest& req,

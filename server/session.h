@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/generation.h"
 #include "runtime/method.h"
 #include "runtime/profile.h"
 #include "server/fast_channel.h"
@@ -43,6 +44,7 @@ struct MethodSlot {
   std::unique_ptr<Method> method;
   std::shared_ptr<const RegisteredProgram> program;  // keeps the program loaded
   std::vector<DecodedInput> inputs;
+  GenerationBuffers generation;  // what Generate's bound inputs point into
   // Unplanned outputs' memory: calloc'd, so pages are touched only when written.
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> output_buffers;
   // StartProfile..StopProfile: the executes profiled so far (nullptr: not profiling).

@@ -374,7 +374,7 @@ def _llm_spec(name: str, **kw) -> ModelSpec:
 def model_specs() -> list[ModelSpec]:
     from torch.export import Dim
 
-    from llm_export_flow import export_flow_spec
+    from llm_export_flow import RECIPES, export_flow_spec
 
     batch = Dim("batch", min=1, max=8)
     bf16, f16, f64 = torch.bfloat16, torch.float16, torch.float64
@@ -509,6 +509,7 @@ def model_specs() -> list[ModelSpec]:
         _llm_spec("llama_decode_xnnpack", delegated=True),
         export_flow_spec("llama_export_flow", delegated=False),
         export_flow_spec("llama_export_flow_xnnpack", delegated=True),
+        *(export_flow_spec(f"llama_recipe_{r}_xnnpack", delegated=True, recipe=r) for r in RECIPES),
     ]
     from quantized_models import quantized_specs  # 8-bit XNNPACKQuantizer programs
     specs += quantized_specs()

@@ -753,6 +753,55 @@ Result<SharedTensor> Method::attribute(const std::string& name) {
   return result;
 }
 
+Result<GenerateResult> Method::generate(const GenerateOptions& options,
+                                        const std::function<bool(int64_t)>& on_token) {
+  GenerateResult result;
+  Status s = call([&](const Session& session) -> Status {
+    result = GenerateResult{};
+    pb::GenerateRequest req;
+    req.set_session(session.token);
+    req.set_method_handle(handle_);
+    for (int64_t t : options.prompt) req.add_prompt(t);
+    req.set_start_pos(options.start_pos);
+    req.set_max_new_tokens(options.max_new_tokens);
+    for (int64_t t : options.stop_tokens) req.add_stop_tokens(t);
+    req.set_temperature(options.temperature);
+    req.set_top_p(options.top_p);
+    req.set_seed(options.seed);
+    req.set_max_context(options.max_context);
+    grpc::ClientContext ctx;
+    auto reader = client_->stub().Generate(&ctx, req);
+    pb::GenerateResponse reply;
+    bool stopped = false;
+    while (reader->Read(&reply)) {
+      for (int64_t t : reply.tokens()) {
+        result.tokens.push_back(t);
+        if (!stopped && on_token && !on_token(t)) {
+          stopped = true;
+          ctx.TryCancel();
+        }
+      }
+      if (reply.done()) {
+        result.stop_reason = reply.stop_reason();
+        result.prompt_tokens = reply.prompt_tokens();
+        result.prefill_micros = reply.prefill_micros();
+        result.decode_micros = reply.decode_micros();
+        result.next_pos = reply.next_pos();
+      }
+    }
+    const grpc::Status finished = reader->Finish();
+    if (stopped) {
+      result.stop_reason = "caller";
+      result.next_pos = options.start_pos + static_cast<int64_t>(options.prompt.size()) +
+                        static_cast<int64_t>(result.tokens.size()) - 1;
+      return Status();
+    }
+    return from_grpc(finished);
+  });
+  if (!s.ok()) return s;
+  return result;
+}
+
 Result<Profile> Method::stop_profile(const ProfileOptions& options) {
   const std::optional<uint64_t> started = profiled_generation_;
   const Status lost(StatusCode::kAborted,

@@ -248,6 +248,48 @@ class NativeMethod {
     return PyTensor{unwrap(std::move(tensor))};
   }
 
+  // Method::generate; `on_token(token)` (or None) is called as each token arrives and
+  // may return False to stop. Returns the result as plain Python values.
+  py::dict generate(const std::vector<int64_t>& prompt, int64_t start_pos, uint32_t max_new_tokens,
+                    const std::vector<int64_t>& stop_tokens, float temperature, float top_p,
+                    uint64_t seed, int64_t max_context, const py::object& on_token) {
+    Claim claim(*this);
+    GenerateOptions options{.prompt = prompt,
+                            .start_pos = start_pos,
+                            .max_new_tokens = max_new_tokens,
+                            .stop_tokens = stop_tokens,
+                            .temperature = temperature,
+                            .top_p = top_p,
+                            .seed = seed,
+                            .max_context = max_context};
+    Result<GenerateResult> result = Status(StatusCode::kInternal, "not asked");
+    std::optional<py::error_already_set> raised;  // by on_token: re-raised here
+    {
+      py::gil_scoped_release released;
+      result = method_->generate(options, [&](int64_t token) {
+        if (on_token.is_none()) return true;
+        py::gil_scoped_acquire acquired;
+        try {
+          py::object keep = on_token(token);
+          return keep.is_none() || py::bool_(keep).cast<bool>();
+        } catch (py::error_already_set& e) {
+          raised.emplace(std::move(e));
+          return false;
+        }
+      });
+    }
+    if (raised) throw std::move(*raised);
+    GenerateResult g = unwrap(std::move(result));
+    py::dict d;
+    d["tokens"] = g.tokens;
+    d["stop_reason"] = g.stop_reason;
+    d["prompt_tokens"] = g.prompt_tokens;
+    d["prefill_micros"] = g.prefill_micros;
+    d["decode_micros"] = g.decode_micros;
+    d["next_pos"] = g.next_pos;
+    return d;
+  }
+
   void start_profile(uint32_t max_executes) {
     Claim claim(*this);
     Status status;
@@ -531,6 +573,7 @@ PYBIND11_MODULE(_native, m) {
       .def("run_into", &NativeMethod::run_into)
       .def("output_buffers", &NativeMethod::output_buffers)
       .def("attribute", &NativeMethod::attribute)
+      .def("generate", &NativeMethod::generate)
       .def("input_buffer", &NativeMethod::input_buffer)
       .def("start_profile", &NativeMethod::start_profile, py::arg("max_executes") = 0)
       .def("stop_profile", &NativeMethod::stop_profile, py::arg("etdump") = false,

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -155,6 +156,28 @@ struct ProfileRow {
   uint64_t total_ns = 0, min_ns = 0, max_ns = 0;
 };
 
+// Token generation with a decoder LLM method (Method::generate; docs/llm.md).
+struct GenerateOptions {
+  std::vector<int64_t> prompt;         // token ids, at least one
+  int64_t start_pos = 0;               // the first prompt token's position (0: a new conversation)
+  uint32_t max_new_tokens = 0;         // 0: until a stop token or the context is full
+  std::vector<int64_t> stop_tokens{};  // e.g. end-of-sequence ids: reported, then it stops
+  float temperature = 0;               // 0: greedy
+  float top_p = 1;                     // nucleus sampling (1: none)
+  uint64_t seed = 0;                   // the same seed gives the same tokens
+  int64_t max_context = 0;             // 0: the program's get_max_context_len, if it has one
+};
+struct GenerateResult {
+  std::vector<int64_t> tokens;  // generated, in order (a stop token last, when one came)
+  // stop_token, max_new_tokens, context_full; "caller" when on_token returned false.
+  std::string stop_reason;
+  uint32_t prompt_tokens = 0;
+  uint64_t prefill_micros = 0, decode_micros = 0;
+  // The last generated token's position (it is not in the cache yet): a follow-up
+  // generate() continues with that token as the first of its prompt, here.
+  int64_t next_pos = 0;
+};
+
 // What Method::stop_profile() returns besides the table and its rows.
 class Method;
 struct ProfileOptions {
@@ -224,6 +247,15 @@ class ETCLIENT_API Method {
   Result<SharedTensor> stage_scratch(size_t index, const HostTensor& host);
   Status execute();
   Result<std::vector<SharedTensor>> outputs();  // fresh slots, as above
+
+  // Generates tokens in the daemon: it prefills options.prompt, then decodes, choosing
+  // each token from the logits (greedy, or sampled with temperature/top_p/seed), and
+  // streams each one back as it comes: `on_token` (if given) receives it and may return
+  // false to stop there. The method must be an LLM forward as ExecuTorch's export flow
+  // makes it (kInvalidArgument otherwise, saying so); its KV cache stays in this
+  // instance, so a follow-up call continues the conversation at result.next_pos.
+  Result<GenerateResult> generate(const GenerateOptions& options,
+                                  const std::function<bool(int64_t token)>& on_token = {});
 
   // A copy, in a fresh slot, of the tensor the program names `name` (one of
   // meta().attributes) as this instance holds it now: a mutable buffer's state after

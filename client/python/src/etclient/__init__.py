@@ -34,6 +34,7 @@ from etclient._meta import MethodMeta, TensorInfo
 from etclient._profile import Profile, ProfileRow
 from etclient._runtime import (
     BackendRegistry,
+    Generation,
     Method,
     OperatorRegistry,
     Program,
@@ -48,6 +49,7 @@ __all__ = [
     "BackendRegistry",
     "Client",
     "Error",
+    "Generation",
     "InputTypeError",
     "InvalidArgument",
     "Method",

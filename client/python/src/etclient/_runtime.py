@@ -4,13 +4,15 @@ et-serverd. The conversions and the ownership rules live in the extension
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 import operator
 import os
+import queue
 import sys
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set
 
 from etclient import _native
 from etclient._meta import MethodMeta
@@ -85,6 +87,24 @@ def write_etdump(methods: List["Method"], etdump_path: Any, debug_buffer_path: A
     if debug_buffer_path is not None:
         with open(os.fspath(debug_buffer_path), "wb"):
             pass  # the daemon records times, not intermediate outputs
+
+
+@dataclasses.dataclass(frozen=True)
+class Generation:
+    """What Method.generate() returns."""
+
+    tokens: list  # generated, in order (a stop token last, when one came)
+    stop_reason: str  # stop_token, max_new_tokens, context_full, caller
+    prompt_tokens: int
+    prefill_micros: int  # the prompt, up to the first token's logits
+    decode_micros: int  # the decode steps after that
+    next_pos: int  # the last token's position (not in the cache yet): continue there
+
+    @property
+    def decode_tokens_per_second(self) -> float:
+        """Tokens after the first, per second of decoding (0 when there were none)."""
+        steps = len(self.tokens) - 1
+        return steps / (self.decode_micros * 1e-6) if steps > 0 and self.decode_micros else 0.0
 
 
 class Method:
@@ -171,6 +191,59 @@ class Method:
         a mutable buffer's state as the last execute left it, or a named constant.
         NotFound (a KeyError) naming the attributes there are."""
         return self._wrap(self._native.attribute(name))
+
+    def generate(self, prompt: Sequence[int], *, max_new_tokens: int = 0,
+                 stop_tokens: Sequence[int] = (), temperature: float = 0.0, top_p: float = 1.0,
+                 seed: int = 0, start_pos: int = 0, max_context: int = 0,
+                 on_token: Optional[Callable[[int], Optional[bool]]] = None) -> "Generation":
+        """Generates tokens in the daemon with this LLM method (as ExecuTorch's export
+        flow makes them: tokens and positions in, logits out): the prefill of `prompt`
+        (token ids) and the decode loop run there, and each token comes back as it is
+        chosen: `on_token(token)` is called with it and may return False to stop.
+
+        Greedy when temperature is 0; otherwise sampled from softmax(logits /
+        temperature) within the top_p nucleus, drawn with `seed` (the same seed gives
+        the same tokens). Stops at any of `stop_tokens` (reported), after
+        max_new_tokens (0: no limit), or when the context is full (max_context, by
+        default the program's get_max_context_len). The KV cache stays in this
+        method's instance: continue a conversation with generate([last token],
+        start_pos=result.next_pos). Raises InvalidArgument naming what does not fit."""
+        native = self._native.generate(
+            [int(t) for t in prompt], int(start_pos), int(max_new_tokens),
+            [int(t) for t in stop_tokens], float(temperature), float(top_p), int(seed),
+            int(max_context), on_token)
+        return Generation(**native)
+
+    def stream(self, prompt: Sequence[int], **options: Any) -> Iterator[int]:
+        """generate() as an iterator: yields each token as the daemon sends it.
+        Breaking out of the loop stops the generation in the daemon."""
+        tokens: "queue.Queue" = queue.Queue()
+        stop = threading.Event()
+        done = object()
+        failure: list = []
+
+        def produce() -> None:
+            try:
+                self.generate(prompt, on_token=lambda t: (tokens.put(t), not stop.is_set())[1],
+                              **options)
+            except BaseException as e:  # handed to the consumer
+                failure.append(e)
+            finally:
+                tokens.put(done)
+
+        worker = threading.Thread(target=produce, name="etclient-generate", daemon=True)
+        worker.start()
+        try:
+            while True:
+                item = tokens.get()
+                if item is done:
+                    break
+                yield item
+        finally:
+            stop.set()
+            worker.join()
+        if failure:
+            raise failure[0]
 
     def profile(self, max_executes: int = 0) -> Profile:
         """A context manager that profiles this method's executes in the daemon while its
