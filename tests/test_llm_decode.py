@@ -12,6 +12,7 @@ import pytest
 from conftest import MODELS, ROOT
 
 LLMS = ["llama_decode", "llama_decode_xnnpack", "llama_export_flow", "llama_export_flow_xnnpack",
+        "llama_recipe_8da4w_xnnpack", "llama_recipe_emb4_xnnpack", "llama_recipe_8da4w_emb4_kv8_xnnpack",
         "llama_decode_ptd"]
 
 
