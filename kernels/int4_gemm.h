@@ -7,8 +7,9 @@
 // w holds int4 values in [-8, 7], one float scale per group of `group` consecutive k.
 // The weights are packed once (pack_int4_weights) and shared read-only by every caller;
 // the product uses the CPU's int8 dot-product instructions (AVX-512 VNNI, else AVX2's
-// multiply-add of bytes) when it has them, and portable C++ otherwise. Integer sums are
-// exact; the result differs from a float reference only by float rounding.
+// multiply-add of bytes) when it has them, and portable C++ otherwise. Each group's
+// integer sum is exact; groups are summed in float, so the result differs from a float
+// reference (and between paths) only by float rounding.
 #pragma once
 
 #include <cstddef>
@@ -24,8 +25,9 @@ struct Int4Weights {
   // its low nibble and value j + 16 in its high one, each stored plus 8 (0 .. 15).
   // Rows whose k is not a multiple of 32 pad the last block with 8 (zero).
   std::vector<uint8_t> packed;
-  std::vector<float> scales;  // [n][k / group]
-  std::vector<int32_t> sums;  // [n][k / group]: the sum of the group's int4 values
+  std::vector<float> scales;       // [n][k / group]
+  std::vector<int32_t> sums;       // [n][k / group]: the sum of the group's int4 values
+  std::vector<float> scaled_sums;  // [n]: sum over groups of scale * sums
   size_t blocks_per_row() const { return (k + 31) / 32; }
   size_t groups_per_row() const { return k / group; }
 };
@@ -52,18 +54,25 @@ void int4_gemm(size_t m, const int8_t* x, std::span<const RowQuantization> rows,
                const Int4Weights& w, const float* bias, float* y);
 
 namespace detail {
-// One row of x against weight rows [n0, n1): the sums over each group's blocks,
-// before scales, into dots[(n - n0) * groups + g] (integer dot of x with the stored
-// nibbles, i.e. values plus 8).
-using Int4DotFn = void (*)(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1,
-                           int32_t* dots);
-void int4_dots_portable(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, int32_t* dots);
-void int4_dots_avx2(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, int32_t* dots);
-void int4_dots_avx512vnni(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1,
-                          int32_t* dots);
-// The implementation int4_gemm uses here (ET_CPU_ISA and the CPU decide); tests call
-// each available one.
-std::vector<std::pair<const char*, Int4DotFn>> available_int4_dots();
+// Rows [0, rows) (at most kTileRows) of x (row stride k) against weight rows [n0, n1):
+// sums[r * ld + (n - n0)] = sum_g scale[n][g] * sum_{k in g} (x[r][k] + 128) * w[n][k]:
+// the activations as unsigned bytes (plus 128, what x86's byte products take), scaled
+// per group.
+constexpr size_t kTileRows = 4;
+using Int4RowsFn = void (*)(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0,
+                            size_t n1, float* sums, size_t ld);
+void int4_rows_portable(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
+                        float* sums, size_t ld);
+void int4_rows_avx2(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
+                    float* sums, size_t ld);
+void int4_rows_avx512vnni(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
+                          float* sums, size_t ld);
+// The implementations this CPU runs (portable first); int4_gemm uses the last that
+// ET_CPU_ISA allows. Tests call each.
+std::vector<std::pair<const char*, Int4RowsFn>> available_int4_rows();
+// int4_gemm with the given implementation.
+void int4_gemm_with(Int4RowsFn fn, size_t m, const int8_t* x, std::span<const RowQuantization> rows,
+                    const Int4Weights& w, const float* bias, float* y);
 }  // namespace detail
 
 }  // namespace et::kernels

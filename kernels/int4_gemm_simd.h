@@ -1,6 +1,13 @@
 // The loop both vector paths of int4_gemm share; included only by files compiled for
-// AVX2 or later. `dot(acc, weights, xs)` adds the products of 32 unsigned weight bytes
-// and 32 signed activation bytes into acc's eight 32-bit lanes.
+// AVX2 or later. `dot(acc, xs, weights)` adds the products of 32 unsigned activation
+// bytes (the int8 values plus 128) and 32 signed weight bytes into acc's eight 32-bit
+// lanes.
+//
+// For each weight row and up to kTileRows activation rows: each block of 32 weights is
+// unpacked once (a shift and a mask) and multiplied into every activation row's
+// integer accumulator; at the end of a group each accumulator is converted to float
+// and added, times the group's scale, into that row's float lanes, which are summed
+// across lanes once per weight row.
 #pragma once
 
 #include <immintrin.h>
@@ -9,34 +16,84 @@
 
 namespace et::kernels::detail {
 
-inline int32_t horizontal_sum(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_hadd_epi32(s, s);
-  s = _mm_hadd_epi32(s, s);
-  return _mm_cvtsi128_si32(s);
+inline float horizontal_sum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
 }
 
+// kRows activation rows x kCols weight rows at a time: independent accumulators, so
+// the float additions of one weight row do not wait on each other, and each
+// activation block loaded serves kCols weight rows.
 // REQUIRES: w.group % 32 == 0.
-template <typename Dot>
-inline void int4_dots_simd(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1,
-                           int32_t* dots, Dot dot) {
-  const size_t groups = w.groups_per_row(), blocks = w.blocks_per_row();
+template <size_t kRows, size_t kCols, typename Dot>
+inline void int4_rows_tile(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float* sums,
+                           size_t ld, Dot dot) {
+  const size_t groups = w.groups_per_row(), blocks = w.blocks_per_row(), k = w.k;
   const size_t per_group = w.group / 32;
-  const __m256i nibble = _mm256_set1_epi8(0x0F);
-  for (size_t n = n0; n < n1; ++n) {
-    const uint8_t* row = w.packed.data() + n * blocks * 16;
-    for (size_t g = 0; g < groups; ++g) {
-      __m256i acc = _mm256_setzero_si256();
-      for (size_t b = g * per_group; b < (g + 1) * per_group; ++b) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + b * 16));
-        // Low nibbles are values 0..15 of the block, high nibbles 16..31.
-        const __m256i weights =
-            _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes), nibble);
-        const __m256i xs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + b * 32));
-        acc = dot(acc, weights, xs);
-      }
-      dots[(n - n0) * groups + g] = horizontal_sum(acc);
+  const __m256i nibble = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  for (size_t n = n0; n < n1; n += kCols) {
+    const uint8_t* row[kCols];
+    const float* scale[kCols];
+    for (size_t c = 0; c < kCols; ++c) {
+      row[c] = w.packed.data() + (n + c) * blocks * 16;
+      scale[c] = w.scales.data() + (n + c) * groups;
     }
+    __m256 total[kRows][kCols];
+    for (size_t r = 0; r < kRows; ++r)
+      for (size_t c = 0; c < kCols; ++c) total[r][c] = _mm256_setzero_ps();
+    for (size_t g = 0; g < groups; ++g) {
+      __m256i acc[kRows][kCols];
+      for (size_t r = 0; r < kRows; ++r)
+        for (size_t c = 0; c < kCols; ++c) acc[r][c] = _mm256_setzero_si256();
+      for (size_t b = g * per_group; b < (g + 1) * per_group; ++b) {
+        __m256i weights[kCols];
+        for (size_t c = 0; c < kCols; ++c) {
+          const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[c] + b * 16));
+          // Low nibbles are values 0..15 of the block, high nibbles 16..31; less 8.
+          weights[c] = _mm256_sub_epi8(
+              _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes), nibble), eight);
+        }
+        for (size_t r = 0; r < kRows; ++r) {
+          const __m256i xs = _mm256_xor_si256(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + r * k + b * 32)), flip);
+          for (size_t c = 0; c < kCols; ++c) acc[r][c] = dot(acc[r][c], xs, weights[c]);
+        }
+      }
+      for (size_t c = 0; c < kCols; ++c) {
+        const __m256 s = _mm256_set1_ps(scale[c][g]);
+        for (size_t r = 0; r < kRows; ++r) {
+          total[r][c] = _mm256_add_ps(total[r][c], _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][c]), s));
+        }
+      }
+    }
+    for (size_t r = 0; r < kRows; ++r)
+      for (size_t c = 0; c < kCols; ++c) sums[r * ld + (n + c - n0)] = horizontal_sum(total[r][c]);
+  }
+}
+
+template <size_t kRows, size_t kCols, typename Dot>
+inline void int4_rows_cols(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float* sums,
+                           size_t ld, Dot dot) {
+  const size_t whole = n0 + (n1 - n0) / kCols * kCols;
+  int4_rows_tile<kRows, kCols>(x, w, n0, whole, sums, ld, dot);
+  int4_rows_tile<kRows, 1>(x, w, whole, n1, sums + (whole - n0), ld, dot);
+}
+
+template <typename Dot>
+inline void int4_rows_simd(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
+                           float* sums, size_t ld, Dot dot) {
+  switch (rows) {
+    case 4:
+      return int4_rows_cols<4, 2>(x, w, n0, n1, sums, ld, dot);
+    case 3:
+      return int4_rows_cols<3, 2>(x, w, n0, n1, sums, ld, dot);
+    case 2:
+      return int4_rows_cols<2, 3>(x, w, n0, n1, sums, ld, dot);
+    default:
+      return int4_rows_cols<1, 4>(x, w, n0, n1, sums, ld, dot);
   }
 }
 

@@ -44,8 +44,17 @@ Result<const float*> dequantized(const KernelContext& ctx, const Operand& o, int
                                   o.name, b, len, h, shape_string(p->sizes())));
     }
   }
-  ET_ASSIGN_OR_RETURN(const float* q, dense_as<float>(ctx, t));
-  ET_ASSIGN_OR_RETURN(const float* zp, dense_as<float>(ctx, *o.zero_points));
+  // The int8 values as they are (a contiguous cache is read in place, not converted
+  // whole: only `rows` positions are used).
+  ET_ASSIGN_OR_RETURN(const int8_t* q, dense_as<int8_t>(ctx, t));
+  // Zero points as they are when int8 (the flow's), else converted; scales float32.
+  const int8_t* zp8 = nullptr;
+  const float* zp = nullptr;
+  if (o.zero_points->dtype() == ScalarType::kChar) {
+    ET_ASSIGN_OR_RETURN(zp8, dense_as<int8_t>(ctx, *o.zero_points));
+  } else {
+    ET_ASSIGN_OR_RETURN(zp, dense_as<float>(ctx, *o.zero_points));
+  }
   ET_ASSIGN_OR_RETURN(const float* sc, dense_as<float>(ctx, *o.scales));
   ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({b, rows, h, d}, sizeof(float)));
   auto* out = static_cast<float*>(scratch);
@@ -54,8 +63,10 @@ Result<const float*> dequantized(const KernelContext& ctx, const Operand& o, int
       for (int64_t hi = 0; hi < h; ++hi) {
         const int64_t token = (bi * len + s) * h + hi;
         const int64_t dst = (bi * rows + s) * h + hi;
+        const float z = zp8 != nullptr ? static_cast<float>(zp8[token]) : zp[token];
+        const float scale = sc[token];
         for (int64_t di = 0; di < d; ++di) {
-          out[dst * d + di] = (q[token * d + di] - zp[token]) * sc[token];
+          out[dst * d + di] = (static_cast<float>(q[token * d + di]) - z) * scale;
         }
       }
   return static_cast<const float*>(out);

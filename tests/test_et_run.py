@@ -116,3 +116,20 @@ def test_info_lists_every_method():
             assert f"method {method['name']}\n" in out
         assert ("external data file:" in out) == ("ptd" in entry), out
         assert ("\nbundled program: test cases for " in out) == entry["bundled"], out
+
+
+def test_generate_matches_eagers_tokens():
+    """et-run --generate: the generation loop of runtime/generation.h in-process, on the
+    quantized recipe the export flow made; the tokens eager PyTorch picked."""
+    name = "llama_recipe_8da4w_emb4_kv8_xnnpack"
+    prompt = np.load(MODELS / name / "forward.in0.npy").reshape(-1).tolist()
+    eager = [int(np.load(MODELS / name / f"forward.call{i}.in0.npy").reshape(-1)[0]) for i in range(1, 9)]
+    out = subprocess.run([built_tool("et-run"), str(MODELS / f"{name}.pte"), "--generate",
+                          ",".join(map(str, prompt)), "--max-new-tokens", "8"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "tokens " + ",".join(map(str, eager)), out.stdout
+    assert "stopped: max_new_tokens" in out.stdout
+    bad = subprocess.run([built_tool("et-run"), str(MODELS / f"{name}.pte"), "--generate", "1,x"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "comma-separated token ids" in bad.stderr

@@ -13,6 +13,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/bundled_verify.h"
+#include "runtime/generation.h"
 #include "runtime/kernel.h"
 #include "runtime/method.h"
 #include "runtime/program.h"
@@ -28,6 +29,8 @@ constexpr const char* kUsage = R"(usage:
          [--profile] [--repeat N] [--trace FILE.json] [--etdump FILE.etdp]
   et-run MODEL.pte [--data FILE.ptd] --info
   et-run MODEL.bpte [--data FILE.ptd] --verify [--method NAME] [--rtol R] [--atol A]
+  et-run MODEL.pte --generate IDS [--max-new-tokens N] [--stop ID]... [--temperature T]
+         [--top-p P] [--seed S]
   et-run --list-ops
   et-run --list-backends
 
@@ -57,6 +60,12 @@ outputs as DIR/0.npy, DIR/1.npy, ... (default DIR: the current directory).
   --trace FILE      write the profile as Chrome trace JSON (Perfetto, chrome://tracing).
   --etdump FILE     write the profile as an ETDump, which ExecuTorch's devtools read
                     (executorch.devtools.Inspector(etdump_path=FILE)).
+  --generate IDS    token generation with an LLM forward as ExecuTorch's export flow
+                    makes it (runtime/generation.h): prefill the comma-separated
+                    prompt token ids, then decode --max-new-tokens (default 32; 0:
+                    until a --stop token or the context is full), greedy unless
+                    --temperature > 0 (then sampled, --top-p nucleus, --seed).
+                    Prints the tokens and the prefill and decode rates.
   --list-ops        print every registered operator, one name.overload per line.
   --list-backends   print every registered delegate backend id, one per line.
 
@@ -79,6 +88,9 @@ struct Options {
   Tolerance tolerance;
   bool list_ops = false;
   bool list_backends = false;
+  bool generate = false;
+  bool max_new_tokens_given = false;
+  GenerationOptions generation;
 };
 
 int usage_error(const std::string& message) {
@@ -302,6 +314,36 @@ Status write_output(size_t index, const Value& v, const std::string& dir) {
   }
 }
 
+// The context the program's constant method get_max_context_len gives, or 0.
+int64_t program_context(const std::shared_ptr<const Program>& program) {
+  auto m = Method::load(program, "get_max_context_len");
+  if (!m.ok() || (*m)->num_inputs() != 0 || !(*m)->execute().ok()) return 0;
+  auto v = (*m)->output(0);
+  return v.ok() && (*v)->is_int() ? (*v)->to_int() : 0;
+}
+
+int run_generate(const Program& /*program*/, Method& m, GenerationOptions options) {
+  GenerationBuffers buffers;
+  std::vector<int64_t> tokens;
+  auto stats = generate(
+      m, options, buffers, [&] { return m.execute(); },
+      [&](int64_t t) {
+        tokens.push_back(t);
+        return true;
+      });
+  if (!stats.ok()) return fail(stats.status());
+  std::printf("tokens %s\n", fmt::format("{}", fmt::join(tokens, ",")).c_str());
+  const double prefill_s = static_cast<double>(stats->prefill_ns) * 1e-9;
+  const double decode_s = static_cast<double>(stats->decode_ns) * 1e-9;
+  std::printf(
+      "prefill %u tokens in %.3f ms (%.1f tokens/s); decode %u tokens in %.3f ms "
+      "(%.1f tokens/s); stopped: %s\n",
+      stats->prompt_tokens, prefill_s * 1e3, stats->prompt_tokens / prefill_s, stats->generated - 1,
+      decode_s * 1e3, stats->generated > 1 ? (stats->generated - 1) / decode_s : 0.0,
+      stats->stop_reason.c_str());
+  return 0;
+}
+
 int run(const Options& opt) {
   if (opt.list_ops) {
     for (const std::string& name : KernelRegistry::global().names())
@@ -314,6 +356,11 @@ int run(const Options& opt) {
   }
   auto program = Program::load_file(opt.model, opt.data);
   if (!program.ok()) return fail(program.status());
+  if (opt.generate && opt.generation.max_context == 0) {
+    auto copy = opt;  // the bound the program states
+    copy.generation.max_context = program_context(*program);
+    if (copy.generation.max_context > 0) return run(copy);
+  }
   if (opt.info) {
     print_info(**program, opt.model);
     return 0;
@@ -329,6 +376,7 @@ int run(const Options& opt) {
   auto method = Method::load(*program, opt.method);
   if (!method.ok()) return fail(method.status());
   Method& m = **method;
+  if (opt.generate) return run_generate(**program, m, opt.generation);
   if (opt.inputs.size() != m.num_inputs()) {
     return fail(invalid_argument(fmt::format("method '{}' takes {} input(s); {} --input given",
                                              opt.method, m.num_inputs(), opt.inputs.size())));
@@ -405,6 +453,48 @@ int main(int argc, char** argv) {
         }
         opt.repeat = static_cast<int>(n);
       }
+    } else if (arg == "--generate" || arg == "--max-new-tokens" || arg == "--stop" ||
+               arg == "--temperature" || arg == "--top-p" || arg == "--seed") {
+      const char* v = value(arg.c_str());
+      if (v == nullptr) return usage_error(arg + " needs a value");
+      const std::string text = v;
+      auto number = [&](double lo, double hi, double* out) {
+        char* end = nullptr;
+        *out = std::strtod(text.c_str(), &end);
+        return end != text.c_str() && *end == '\0' && *out >= lo && *out <= hi;
+      };
+      double x = 0;
+      et::GenerationOptions& g = opt.generation;
+      if (arg == "--generate") {
+        opt.generate = true;
+        for (size_t at = 0; at <= text.size();) {
+          const size_t comma = std::min(text.find(',', at), text.size());
+          char* end = nullptr;
+          const std::string id = text.substr(at, comma - at);
+          const long long t = std::strtoll(id.c_str(), &end, 10);
+          if (id.empty() || *end != '\0' || t < 0) {
+            return usage_error("--generate needs comma-separated token ids, e.g. 1,15,20");
+          }
+          g.prompt.push_back(t);
+          at = comma + 1;
+        }
+      } else if (arg == "--max-new-tokens") {
+        if (!number(0, 1 << 20, &x)) return usage_error("--max-new-tokens needs 0 .. 1048576");
+        g.max_new_tokens = static_cast<uint32_t>(x);
+        opt.max_new_tokens_given = true;
+      } else if (arg == "--stop") {
+        if (!number(0, 9e15, &x)) return usage_error("--stop needs a token id");
+        g.stop_tokens.push_back(static_cast<int64_t>(x));
+      } else if (arg == "--temperature") {
+        if (!number(0, 1e6, &x)) return usage_error("--temperature needs a number >= 0");
+        g.temperature = static_cast<float>(x);
+      } else if (arg == "--top-p") {
+        if (!number(0, 1, &x)) return usage_error("--top-p needs a number from 0 to 1");
+        g.top_p = x == 0 ? 1.0f : static_cast<float>(x);
+      } else {
+        if (!number(0, 1.8e19, &x)) return usage_error("--seed needs a number >= 0");
+        g.seed = static_cast<uint64_t>(x);
+      }
     } else if (arg == "--verify") {
       opt.verify = true;
     } else if (arg == "--rtol" || arg == "--atol") {
@@ -439,5 +529,8 @@ int main(int argc, char** argv) {
   }
   if (opt.model.empty() && !opt.list_ops && !opt.list_backends)
     return usage_error("no model given");
+  if (opt.generate && !opt.max_new_tokens_given) {
+    opt.generation.max_new_tokens = 32;
+  }
   return et::tools::run(opt);
 }

@@ -24,7 +24,8 @@ from . import report
 SCENARIOS = {  # name -> (module, function): the order they run in
     "latency": ("latency", "free_running"), "loops": ("latency", "loops"), "startup": ("startup", "run"),
     "ci": ("ci", "run"), "large_input": ("large_input", "run"), "throughput": ("throughput", "run"),
-    "compute": ("compute", "run"), "kserve": ("kserve", "run"), "llm": ("llm", "run")}
+    "compute": ("compute", "run"), "kserve": ("kserve", "run"), "llm": ("llm", "run"),
+    "llm_generate": ("llm_generate", "run")}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
