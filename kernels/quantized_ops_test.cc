@@ -1,6 +1,7 @@
 // The quantized_decomposed kernels no exported program reaches (add, mixed_mm and
 // mixed_linear have no eager implementation, so export cannot trace a call to them),
-// each called in a one-instruction program. Expected values are ExecuTorch 1.5.1's
+// and llama::fallback (eager returns its input, so export drops it), each called in a
+// one-instruction program. Expected values are ExecuTorch 1.5.1's
 // own kernels' (torch.ops.quantized_decomposed.<op>.out in .venv-export, which runs
 // them) on the same inputs, pasted; the calls are quoted at each test.
 #include <gtest/gtest.h>
@@ -87,6 +88,27 @@ TEST(QuantizedOps, MixedLinearScalesGroupsOfEachRow) {
     ASSERT_TRUE((*m)->execute().ok());
     EXPECT_EQ(values_of<float>(**m, 0), c.want);
   }
+}
+
+// llama::fallback.out copies its input (ExecuTorch's kernel: resize, then the bytes).
+TEST(QuantizedOps, FallbackCopies) {
+  OneCall p;
+  const int x = p.constant<int32_t>(ScalarType::kInt, {2, 2}, {7, -1, 3, 1 << 30});
+  const int out = p.planned(ScalarType::kInt, {2, 2});
+  p.call("llama::fallback", "out", {x, out});
+  p.b.set_outputs({out});
+  auto m = p.load();
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  ASSERT_TRUE((*m)->execute().ok());
+  EXPECT_EQ(values_of<int32_t>(**m, 0), (std::vector<int32_t>{7, -1, 3, 1 << 30}));
+  OneCall q;
+  const int y = q.constant<int32_t>(ScalarType::kInt, {1}, {1});
+  const int wrong = q.planned(ScalarType::kFloat, {1});
+  q.call("llama::fallback", "out", {y, wrong});
+  q.b.set_outputs({wrong});
+  auto m2 = q.load();
+  ASSERT_TRUE(m2.ok()) << m2.status().to_string();
+  EXPECT_FALSE((*m2)->execute().ok());
 }
 
 TEST(QuantizedOps, RefuseWhatExecuTorchRefuses) {

@@ -166,6 +166,11 @@ TEST(FastPath, AClientClosingItsChannelEndsTheDaemonsThread) {
   {
     auto ch = FastTestChannel::open(c.fd_socket(), c.session(), &error);
     ASSERT_TRUE(ch) << error;
+    // The channel's thread starts as the daemon takes the channel: wait for it (a fixed
+    // look right away raced it).
+    for (int i = 0; i < 200 && daemon_threads(daemon.pid()) != before + 1; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     EXPECT_EQ(daemon_threads(daemon.pid()), before + 1);
   }
   for (int i = 0; i < 200 && daemon_threads(daemon.pid()) != before; ++i) {

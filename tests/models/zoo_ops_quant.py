@@ -7,9 +7,14 @@ ops' own CPU kernels).
 Inputs sit on grids that produce exact ties (x / scale = k + 0.5), so rounding to
 even is checked, and values past the quant range, so clamping is.
 
+Also llama::fast_hadamard_transform, the gated delta rules (decode, T = 1, and a
+prefill) and preprocess::tile_crop, whose eager implementations are ExecuTorch's own
+kernels.
+
 Not here: quantized_decomposed add, mixed_mm and mixed_linear have no eager
-implementation (only ExecuTorch's .out kernel, which export cannot trace); their
-unit tests are kernels/quantized_ops_test.cc.
+implementation (only ExecuTorch's .out kernel, which export cannot trace), nor does
+llama::fallback (eager returns its input, so export removes it); their unit tests are
+kernels/quantized_ops_test.cc.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_
 import executorch.exir.passes._quant_patterns_and_replacements  # noqa: F401  (embeddings)
 import executorch.kernels.quantized  # noqa: F401  (the .out overloads to_executorch needs)
 from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (llama::)
+from executorch.extension.llm.custom_ops import op_tile_crop_aot  # noqa: F401  (its fake kernel)
 
 from zoo_ops import Fn, ZooOp, seeded
 
@@ -106,6 +112,38 @@ def quantized_sdpa(q, k, v, start_pos, qz, qs, kz, ks, vz, vs):
                                                  qz, qs, kz, ks, vz, vs, False)
 
 
+def delta_rule_inputs(seed, t, per_channel, hq=4, h=2, k=8, v=6):
+    g = seeded(seed)
+    q = torch.randn(1, hq, t, k, generator=g) * 0.5
+    key = torch.nn.functional.normalize(torch.randn(1, h, t, k, generator=g), dim=-1)
+    value = torch.randn(1, h, t, v, generator=g)
+    decay_shape = (1, h, t, k) if per_channel else (1, h, t)
+    decay = torch.rand(decay_shape, generator=g) * 0.5 + 0.45
+    beta = torch.rand(1, h, t, generator=g)
+    state = torch.randn(1, h, k, v, generator=g) * 0.1
+    return (q, key, value, decay, beta, state)
+
+
+def llama_ops() -> list[ZooOp]:
+    rows = torch.randn(3, 64, generator=seeded(430))
+    return [
+        op("fast_hadamard_transform", lambda x: torch.ops.llama.fast_hadamard_transform(x),
+           {"float32": (rows,), "float32_3d": (torch.randn(2, 3, 16, generator=seeded(431)),),
+            "float16": (rows.half(),), "float32_odd_power": (torch.randn(4, 32, generator=seeded(432)),)},
+           ["fast_hadamard_transform"]),
+        op("gated_delta_rule", lambda *a: torch.ops.llama.gated_delta_rule(*a),
+           {"decode": delta_rule_inputs(440, 1, True), "decode_scalar_decay": delta_rule_inputs(441, 1, False),
+            "prefill": delta_rule_inputs(442, 5, True)},
+           ["gated_delta_rule"], loose=100),
+        op("channelwise_gated_delta_rule", lambda *a: torch.ops.llama.channelwise_gated_delta_rule(*a),
+           {"decode": delta_rule_inputs(443, 1, True)}, ["gated_delta_rule"], loose=100),
+        # Eager's functional tile_crop allocates float32 for at most 4 tiles (more, or
+        # another dtype, and it returns garbage): an 8 x 8 image in tiles of 4.
+        op("tile_crop", lambda x: torch.ops.preprocess.tile_crop(x, 4),
+           {"float32": (torch.randn(3, 8, 8, generator=seeded(450)),)}, ["tile_crop"]),
+    ]
+
+
 def family_ops() -> list[ZooOp]:
     x = ties((3, 4, 5), 0.05, 401)
     rows = ties((2, 3, 8), 0.1, 402)
@@ -164,4 +202,5 @@ def family_ops() -> list[ZooOp]:
         op("custom_quantized_sdpa", quantized_sdpa,
            {"prefill": sdpa_inputs(420, 5, 0), "decode": sdpa_inputs(421, 1, 6)},
            ["custom_quantized_sdpa"], loose=100),
+        *llama_ops(),
     ]
