@@ -22,7 +22,7 @@ uint8_t stored(const Int4Weights& w, size_t row, size_t i) {
 bool has_vnni() {
 #if ET_CPU_X86
   return cpuinfo_initialize() && cpuinfo_has_x86_avx512vnni() && cpuinfo_has_x86_avx512vl() &&
-         cpuinfo_has_x86_avx512bw();
+         cpuinfo_has_x86_avx512dq() && cpuinfo_has_x86_avx512bw();
 #else
   return false;
 #endif

@@ -26,6 +26,7 @@ import executorch.kernels.quantized  # noqa: F401  (the .out overloads to_execut
 from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (llama::)
 from executorch.extension.llm.custom_ops import op_tile_crop_aot  # noqa: F401  (its fake kernel)
 
+from fixture_models import half_precision_distinct
 from zoo_ops import Fn, ZooOp, seeded
 
 QD = torch.ops.quantized_decomposed
@@ -38,11 +39,18 @@ def op(name, fn, variants, exercises, loose=1.0):
 
 
 def ties(shape, step, seed, spread=300):
-    """Multiples of step / 2 (ties after dividing by step), shuffled, some past int8."""
+    """Distinct multiples of step / 2 (ties after dividing by step), shuffled, some past
+    int8's range."""
     g = seeded(seed)
     n = int(torch.tensor(shape).prod())
-    k = torch.randint(-spread, spread, (n,), generator=g).float()
+    k = (torch.randperm(2 * spread, generator=g)[:n] - spread).float()
     return (k * (step / 2)).reshape(shape)
+
+
+def distinct_zero_points(shape, seed):
+    """Float zero points (embeddings take them in the scales' dtype), all distinct."""
+    n = int(torch.tensor(shape).prod())
+    return ((torch.randperm(4 * n, generator=seeded(seed))[:n] - 2 * n).float() / 4).reshape(shape)
 
 
 def int8(shape, seed, lo=-128, hi=128, dtype=torch.int8):
@@ -65,7 +73,7 @@ def embeddings():
     g = seeded(410)
     idx = torch.tensor([[3, 0, 5], [5, 1, 2]])
     scales = torch.rand(6, 2, generator=g) * 0.1 + 0.01
-    zps = torch.randint(-3, 3, (6, 2), generator=g).float()
+    zps = distinct_zero_points((6, 2), 412)
     w8 = int8((6, 8), 411)
     w4 = torch.randint(-8, 8, (6, 8), generator=g)
     w2 = torch.randint(-2, 2, (6, 16), generator=g)
@@ -129,7 +137,8 @@ def llama_ops() -> list[ZooOp]:
     return [
         op("fast_hadamard_transform", lambda x: torch.ops.llama.fast_hadamard_transform(x),
            {"float32": (rows,), "float32_3d": (torch.randn(2, 3, 16, generator=seeded(431)),),
-            "float16": (rows.half(),), "float32_odd_power": (torch.randn(4, 32, generator=seeded(432)),)},
+            "float16": (half_precision_distinct(192, "normal", seeded(433)).reshape(3, 64).half(),),
+            "float32_odd_power": (torch.randn(4, 32, generator=seeded(432)),)},
            ["fast_hadamard_transform"]),
         op("gated_delta_rule", lambda *a: torch.ops.llama.gated_delta_rule(*a),
            {"decode": delta_rule_inputs(440, 1, True), "decode_scalar_decay": delta_rule_inputs(441, 1, False),
@@ -192,12 +201,13 @@ def family_ops() -> list[ZooOp]:
            {"int8": (int8((2, 3, 8), 412), tok_scales, tok_zps)}, ["dequantize_per_token"]),
         op("choose_qparams_per_token_asymmetric",
            lambda a: QD.choose_qparams_per_token_asymmetric(a, torch.int8),
-           {"float32": (rows,), "positive": (rows.abs() + 0.5,), "zeros": (torch.zeros(2, 4),)},
+           {"float32": (rows,), "positive": (ties((2, 3, 8), 0.1, 405, 600) * 0.01 + 40,),
+            "near_zero": (ties((2, 4), 2e-9, 406),)},
            ["choose_qparams_per_token_asymmetric"]),
         op("choose_qparams",
            lambda a: QD.choose_qparams.tensor(a, -128, 127, torch.finfo(torch.float32).eps,
                                               torch.int8),
-           {"float32": (x,), "negative": (-(x.abs()) - 0.1,)}, ["choose_qparams"]),
+           {"float32": (x,), "negative": (x - x.max() - 0.1,)}, ["choose_qparams"]),
         *embeddings(),
         op("custom_quantized_sdpa", quantized_sdpa,
            {"prefill": sdpa_inputs(420, 5, 0), "decode": sdpa_inputs(421, 1, 6)},
