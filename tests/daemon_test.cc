@@ -369,8 +369,14 @@ TEST(Daemon, ServesTcpWhenAsked) {
   // port another process on this machine holds).
   DaemonProcess daemon({"--listen", "127.0.0.1:0"});
   std::smatch port;
-  const std::string log = daemon.log();
-  ASSERT_TRUE(std::regex_search(log, port, std::regex(R"(127\.0\.0\.1:0 \(port (\d+)\))"))) << log;
+  const std::regex logged(R"(127\.0\.0\.1:0 \(port (\d+)\))");
+  std::string log = daemon.log();
+  // The line may reach the log file a moment after the socket accepts (slow builds).
+  for (int i = 0; i < 500 && !std::regex_search(log, logged); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    log = daemon.log();
+  }
+  ASSERT_TRUE(std::regex_search(log, port, logged)) << log;
   ASSERT_NE(port[1].str(), "0") << log;
   TestClient c("", "127.0.0.1:" + port[1].str());
   ASSERT_TRUE(c.connected()) << daemon.log();
