@@ -65,7 +65,8 @@ void gemm_tile(detail::Int4RowsFn fn, const int8_t* x, size_t r0, size_t rows,
 }  // namespace
 
 bool int4_gemm_fits(size_t k, size_t group) {
-  return k > 0 && k % 2 == 0 && group > 0 && k % group == 0;
+  // A group's integer sum stays inside int32: |(x + 128) * w| <= 255 * 8 per product.
+  return k > 0 && k % 2 == 0 && group > 0 && group <= kMaxInt4Group && k % group == 0;
 }
 
 Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t group,
@@ -77,7 +78,7 @@ Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t 
   const size_t blocks = w.blocks_per_row();
   w.packed.assign(n * blocks * 16, 0x88);  // padding: stored 8 is value 0
   w.scales.assign(scales.begin(), scales.end());
-  w.sums.assign(n * w.groups_per_row(), 0);
+  std::vector<int32_t> sums(n * w.groups_per_row(), 0);
   for (size_t row = 0; row < n; ++row) {
     for (size_t i = 0; i < k; ++i) {
       const uint8_t byte = qbint4[(row * k + i) / 2];
@@ -85,14 +86,14 @@ Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t 
       uint8_t& dst = w.packed[(row * blocks + i / 32) * 16 + i % 16];
       dst = i % 32 < 16 ? static_cast<uint8_t>((dst & 0xF0) | v)
                         : static_cast<uint8_t>((dst & 0x0F) | (v << 4));
-      w.sums[row * w.groups_per_row() + i / group] += static_cast<int32_t>(v) - 8;
+      sums[row * w.groups_per_row() + i / group] += static_cast<int32_t>(v) - 8;
     }
   }
   w.scaled_sums.assign(n, 0.0f);
   for (size_t row = 0; row < n; ++row) {
     for (size_t g = 0; g < w.groups_per_row(); ++g) {
       const size_t at = row * w.groups_per_row() + g;
-      w.scaled_sums[row] += static_cast<float>(w.sums[at]) * w.scales[at];
+      w.scaled_sums[row] += static_cast<float>(sums[at]) * w.scales[at];
     }
   }
   return w;

@@ -38,8 +38,12 @@ struct Int4Weights {
 Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t group,
                               std::span<const float> scales);
 
-// Whether pack_int4_weights and int4_gemm take this shape: k even and a group size
-// dividing it. Groups of a multiple of 32 use the vector paths; others the portable one.
+// The largest group: its integer sums cannot overflow 32 bits.
+inline constexpr size_t kMaxInt4Group = size_t{1} << 16;
+
+// Whether pack_int4_weights and int4_gemm take this shape: k even and a group size of
+// at most kMaxInt4Group dividing it. Groups of a multiple of 32 use the vector paths;
+// others the portable one.
 bool int4_gemm_fits(size_t k, size_t group);
 
 // The row quantization of an int8 activation (real = (q - zero_point) * scale).

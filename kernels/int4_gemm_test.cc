@@ -88,6 +88,9 @@ TEST(Int4Gemm, RefusesShapesItCannotPack) {
   EXPECT_FALSE(int4_gemm_fits(64, 48));  // group does not divide k
   EXPECT_FALSE(int4_gemm_fits(64, 0));
   EXPECT_TRUE(int4_gemm_fits(64, 64));
+  // Groups whose integer sums could pass 32 bits.
+  EXPECT_TRUE(int4_gemm_fits(kMaxInt4Group * 2, kMaxInt4Group));
+  EXPECT_FALSE(int4_gemm_fits(kMaxInt4Group * 2, kMaxInt4Group * 2));
 }
 
 }  // namespace

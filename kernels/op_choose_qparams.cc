@@ -43,7 +43,8 @@ Status choose_qparams_tensor_out(KernelContext& ctx) {
   if (std::isfinite(lo) && std::isfinite(hi)) {
     lo = std::min(lo, 0.0f);
     hi = std::max(hi, 0.0f);
-    const float s = std::max((hi - lo) / static_cast<float>(qmax - qmin), static_cast<float>(eps));
+    const float s =
+        std::max((hi - lo) / static_cast<float>(qmax - qmin), convert_value<float>(eps));
     const float ratio = lo / s;  // NaN only for eps <= 0 with an all-zero input
     const int64_t shift = std::isfinite(ratio) ? static_cast<int64_t>(std::nearbyint(ratio)) : 0;
     zero_point = std::clamp(qmin - shift, qmin, qmax);

@@ -19,7 +19,10 @@ Status dequantize_channels(const KernelContext& ctx, const Tensor& input, const 
   auto* y = static_cast<C*>(scratch);
   for (int64_t i = 0; i < out.numel(); ++i) {
     const int64_t c = layout.channel(i);
-    y[i] = static_cast<C>(q[i] - (zp != nullptr ? zp[c] : 0)) * s[c];
+    // In double: a zero point far outside the range cannot overflow the subtraction.
+    y[i] = static_cast<C>(static_cast<double>(q[i]) -
+                          (zp != nullptr ? static_cast<double>(zp[c]) : 0.0)) *
+           s[c];
   }
   return store_dense(ctx, y, out);
 }

@@ -43,8 +43,8 @@ Status fast_hadamard_transform_out(KernelContext& ctx) {
                                 scalar_type_name(mat->dtype()), scalar_type_name(out->dtype())));
   }
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape_of(*mat)));
-  if (mat->dim() == 0 || out->numel() == 0) return Status();
-  const int64_t n = mat->size(mat->dim() - 1);
+  if (out->numel() == 0) return Status();
+  const int64_t n = mat->dim() == 0 ? 1 : mat->size(mat->dim() - 1);  // a scalar: itself
   if ((n & (n - 1)) != 0) {
     if (n % 28 == 0 && ((n / 28) & (n / 28 - 1)) == 0) {
       return ctx.unsupported(

@@ -23,7 +23,7 @@ Status quantize(const KernelContext& ctx, const Tensor& input, double scale, int
   ET_ASSIGN_OR_RETURN(const float* x, dense_as<float>(ctx, input));
   ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({out.numel()}, sizeof(float)));
   auto* q = static_cast<float*>(scratch);
-  const auto inv_scale = static_cast<float>(1.0 / scale);
+  const auto inv_scale = convert_value<float>(1.0 / scale);
   const auto zp = static_cast<float>(zero_point);
   for (int64_t i = 0; i < out.numel(); ++i) {
     q[i] = nan_to(quantize_rounded(x[i] * inv_scale, zp, qmin, qmax), qmin);

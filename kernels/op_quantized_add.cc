@@ -22,7 +22,7 @@ Result<Quant> quant_args(const KernelContext& ctx, size_t first) {
   ET_ASSIGN_OR_RETURN(q.zero_point, ctx.int_arg(first + 1));
   ET_ASSIGN_OR_RETURN(q.qmin, ctx.int_arg(first + 2));
   ET_ASSIGN_OR_RETURN(q.qmax, ctx.int_arg(first + 3));
-  q.scale = static_cast<float>(scale);
+  q.scale = convert_value<float>(scale);
   if (q.qmin < 0 || q.qmin > q.qmax || q.qmax > 255) {
     return ctx.fail(fmt::format("quant range [{}, {}] is not inside [0, 255]", q.qmin, q.qmax));
   }
@@ -54,8 +54,10 @@ Status quantized_add_out(KernelContext& ctx) {
   auto* q = static_cast<float*>(scratch);
   const float inv = 1.0f / qo.scale;
   for (int64_t i = 0; i < out->numel(); ++i) {
-    const auto da = static_cast<float>(static_cast<double>(x[i] - qa.zero_point) * qa.scale);
-    const auto db = static_cast<float>(static_cast<double>(y[i] - qb.zero_point) * qb.scale);
+    const auto da = static_cast<float>(
+        (static_cast<double>(x[i]) - static_cast<double>(qa.zero_point)) * qa.scale);
+    const auto db = static_cast<float>(
+        (static_cast<double>(y[i]) - static_cast<double>(qb.zero_point)) * qb.scale);
     const float v = static_cast<float>(qo.zero_point) + std::nearbyint(inv * (da + db));
     q[i] = nan_to(std::min(std::max(v, static_cast<float>(qo.qmin)), static_cast<float>(qo.qmax)),
                   qo.qmin);

@@ -88,7 +88,12 @@ inline Status quantized_embedding(const KernelContext& ctx, int bits, bool dtype
   shape.sizes[shape.rank++] = dim;
   ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape));
   if (out->numel() == 0) return Status();
-  ET_ASSIGN_OR_RETURN(const uint8_t* w, dense_as<uint8_t>(ctx, *weight));
+  // The packed bytes as they are (int8 weights reinterpreted, not converted): a
+  // contiguous table is read in place, never copied whole.
+  const uint8_t* w = static_cast<const uint8_t*>(weight->data());
+  if (!weight->is_contiguous()) {
+    ET_ASSIGN_OR_RETURN(w, dense_as<uint8_t>(ctx, *weight));
+  }
   ET_ASSIGN_OR_RETURN(const float* s, dense_as<float>(ctx, *scales));
   ET_ASSIGN_OR_RETURN(const float* zp, optional_dense_as<float>(ctx, zero_points));
   ET_ASSIGN_OR_RETURN(float* y, dense_result<float>(ctx, *out));

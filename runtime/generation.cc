@@ -132,10 +132,10 @@ Result<GenerationStats> generate(Method& method, const GenerationOptions& o,
   ET_ASSIGN_OR_RETURN(Layout layout, layout_of(method));
   if (o.prompt.empty()) return invalid_argument("generate: the prompt has no tokens");
   if (o.start_pos < 0) return invalid_argument("generate: start_pos is negative");
-  if (!(o.temperature >= 0) || !(o.top_p >= 0) || o.top_p > 1) {
-    return invalid_argument(
-        fmt::format("generate: temperature {} and top_p {} (temperature >= 0, 0 <= top_p <= 1)",
-                    o.temperature, o.top_p));
+  if (!(o.temperature >= 0) || !std::isfinite(o.temperature) || !(o.top_p >= 0) || o.top_p > 1) {
+    return invalid_argument(fmt::format(
+        "generate: temperature {} and top_p {} (a finite temperature >= 0, 0 <= top_p <= 1)",
+        o.temperature, o.top_p));
   }
   const int64_t context = o.max_context > 0 ? o.max_context : std::numeric_limits<int64_t>::max();
   if (static_cast<int64_t>(o.prompt.size()) > context - o.start_pos) {
@@ -147,6 +147,10 @@ Result<GenerationStats> generate(Method& method, const GenerationOptions& o,
   GenerationStats stats;
   std::vector<int64_t>& tokens = buffers.tokens;
   std::vector<int64_t>& positions = buffers.positions;
+  // Room for the largest call up front: an unplanned input bound to these buffers is
+  // never left pointing at memory a later resize freed.
+  tokens.reserve(static_cast<size_t>(layout.chunk));
+  positions.reserve(static_cast<size_t>(layout.chunk));
   std::vector<float> converted;
   int64_t pos = o.start_pos;
   // Feeds tokens [begin, end) of `all` at `pos`; returns the last logits.
@@ -187,6 +191,18 @@ Result<GenerationStats> generate(Method& method, const GenerationOptions& o,
   stats.prefill_ns = since(prefill_start);
   const auto decode_start = std::chrono::steady_clock::now();
   while (true) {
+    if (o.temperature > 0) {
+      bool finite = false;
+      for (float l : logits) {
+        if (std::isnan(l) || l == std::numeric_limits<float>::infinity()) {
+          return invalid_argument(
+              "generate: the method's logits hold NaN or +infinity; sampling needs them finite "
+              "(greedy decoding, temperature 0, takes them)");
+        }
+        finite = finite || std::isfinite(l);
+      }
+      if (!finite) return invalid_argument("generate: every logit is -infinity; nothing to sample");
+    }
     const int64_t token = sampler.sample(logits);
     ++stats.generated;
     const bool stop =

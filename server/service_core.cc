@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
+#include <thread>
 #include <utility>
 
 #include "proto/protocol_version.h"
@@ -1042,19 +1045,41 @@ Status ServiceCore::run(const pb::RunRequest& req, pb::RunResponse& resp) {
 
 // The context a program's LLM methods hold, from its constant method
 // get_max_context_len (or get_max_seq_len), as the export flow writes them; 0 when it
-// has neither.
-int64_t ServiceCore::program_context(const MethodSlot& slot) const {
+// has neither. Loaded with the daemon's limits and cancelled with the session; the
+// caller holds the slot (the answer is kept in it).
+int64_t ServiceCore::program_context(MethodSlot& slot, const std::atomic<bool>& cancelled) const {
+  if (slot.context) return *slot.context;
+  slot.context = 0;
+  MethodOptions options;
+  options.max_planned_bytes = limits_.max_method_bytes;
   for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
-    auto m = Method::load(slot.program->program, name);
+    auto m = Method::load(slot.program->program, name, options);
     if (!m.ok() || (*m)->num_inputs() != 0 || (*m)->num_outputs() != 1) continue;
-    const std::atomic<bool> never{false};
     const auto deadline = std::chrono::steady_clock::now() + limits_.execution_deadline;
-    if (!(*m)->execute({deadline, &never, limits_.max_instructions}).ok()) continue;
+    if (!(*m)->execute({deadline, &cancelled, limits_.max_instructions}).ok()) continue;
     auto v = (*m)->output(0);
-    if (v.ok() && (*v)->is_int() && (*v)->to_int() > 0) return (*v)->to_int();
+    if (v.ok() && (*v)->is_int() && (*v)->to_int() > 0) {
+      slot.context = (*v)->to_int();
+      break;
+    }
   }
-  return 0;
+  return *slot.context;
 }
+
+namespace {
+
+// Tokens between the generation (which holds the method and a worker) and the thread
+// that writes them to the client: a client that stops reading stalls only the writer,
+// and the generation stops when too many tokens wait for too long.
+struct TokenQueue {
+  std::mutex mu;
+  std::condition_variable changed;
+  std::deque<int64_t> tokens;  // GUARDED_BY(mu)
+  bool done = false;           // GUARDED_BY(mu): no more tokens come
+  bool broken = false;         // GUARDED_BY(mu): a write failed (the client went away)
+};
+
+}  // namespace
 
 Status ServiceCore::generate(const pb::GenerateRequest& req,
                              const std::function<bool(const pb::GenerateResponse&)>& write) {
@@ -1074,9 +1099,34 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
   o.temperature = req.temperature();
   o.top_p = req.top_p() == 0 ? 1.0f : req.top_p();
   o.seed = req.seed();
-  o.max_context = req.max_context() > 0 ? req.max_context() : program_context(*slot);
+
+  TokenQueue queue;
+  std::thread writer([&] {
+    std::unique_lock<std::mutex> lock(queue.mu);
+    while (true) {
+      queue.changed.wait(lock, [&] { return queue.done || !queue.tokens.empty(); });
+      if (queue.tokens.empty()) return;  // done
+      pb::GenerateResponse reply;
+      for (int64_t t : queue.tokens) reply.add_tokens(t);
+      queue.tokens.clear();
+      queue.changed.notify_all();
+      lock.unlock();
+      const bool sent = write(reply);
+      lock.lock();
+      if (!sent) {
+        queue.broken = true;
+        queue.changed.notify_all();
+        return;
+      }
+    }
+  });
+  constexpr size_t kMostWaiting = 4096;  // tokens written to no one yet
+  bool not_reading = false;
   GenerationStats stats;
-  ET_RETURN_IF_ERROR(with_method(*slot, [&]() -> Status {
+  Status status = with_method(*slot, [&]() -> Status {
+    o.max_context =
+        req.max_context() > 0 ? req.max_context() : program_context(*slot, s->cancelled);
+    if (o.max_context == 0 && o.max_new_tokens == 0) o.max_new_tokens = kDefaultMostNewTokens;
     auto result = et::generate(
         *slot->method, o, slot->generation,
         [&]() {
@@ -1084,14 +1134,36 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
           return execute_locked(s->cancelled, *slot, micros);
         },
         [&](int64_t token) {
-          pb::GenerateResponse reply;
-          reply.add_tokens(token);
-          return write(reply);
+          std::unique_lock<std::mutex> lock(queue.mu);
+          if (queue.tokens.size() >= kMostWaiting &&
+              !queue.changed.wait_for(lock, limits_.request_deadline, [&] {
+                return queue.broken || queue.tokens.size() < kMostWaiting;
+              })) {
+            not_reading = true;
+            return false;
+          }
+          if (queue.broken || s->cancelled.load()) return false;
+          queue.tokens.push_back(token);
+          queue.changed.notify_all();
+          return true;
         });
     if (!result.ok()) return result.status();
     stats = *result;
     return Status();
-  }));
+  });
+  {
+    std::lock_guard<std::mutex> lock(queue.mu);
+    queue.done = true;
+  }
+  queue.changed.notify_all();
+  writer.join();
+  if (!status.ok()) return status;
+  if (not_reading) {
+    return resource_exhausted(fmt::format(
+        "generate: the client read none of {} waiting tokens for {} ms; generation stopped",
+        kMostWaiting, limits_.request_deadline.count()));
+  }
+  if (queue.broken || s->cancelled.load()) return unavailable("generate: the caller went away");
   pb::GenerateResponse last;
   last.set_done(true);
   last.set_stop_reason(stats.stop_reason);

@@ -151,9 +151,12 @@ class ServiceCore {
   Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp);
   Status run(const pb::RunRequest& req, pb::RunResponse& resp);
   // Prefill and decode (runtime/generation.h) on the method, holding it throughout;
-  // `write` sends each reply (a token as it comes, then the stats) and returns false
-  // when the caller went away, which stops the generation. Each execute is bounded by
-  // the execution limits.
+  // `write` sends each reply (the tokens chosen since the last one, then the stats),
+  // from a thread of its own, and returns false when the caller went away, which stops
+  // the generation. Each execute is bounded by the execution limits; a client that
+  // leaves 4096 tokens unread for the request deadline is ResourceExhausted; with no
+  // context bound known and no max_new_tokens, at most kDefaultMostNewTokens come.
+  static constexpr uint32_t kDefaultMostNewTokens = 4096;
   Status generate(const pb::GenerateRequest& req,
                   const std::function<bool(const pb::GenerateResponse&)>& write);
   // NotFound naming the method's attributes when it has no attribute of that name.
@@ -217,7 +220,7 @@ class ServiceCore {
   Status fill_program_info(const RegisteredProgram& p, uint64_t id, pb::ProgramInfo& out) const;
   // Runs `fn` holding the slot's lock and a worker, waiting at most the deadline.
   Status with_method(MethodSlot& slot, const std::function<Status()>& fn);
-  int64_t program_context(const MethodSlot& slot) const;
+  int64_t program_context(MethodSlot& slot, const std::atomic<bool>& cancelled) const;
   Status bind_inputs(const std::shared_ptr<Session>& owner, MethodSlot& slot,
                      const google::protobuf::RepeatedPtrField<pb::Value>& inputs, bool copy_inline);
   Status prepare_outputs(MethodSlot& slot);

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,8 @@ struct MethodSlot {
   std::unique_ptr<Method> method;
   std::shared_ptr<const RegisteredProgram> program;  // keeps the program loaded
   std::vector<DecodedInput> inputs;
-  GenerationBuffers generation;  // what Generate's bound inputs point into
+  GenerationBuffers generation;    // what Generate's bound inputs point into
+  std::optional<int64_t> context;  // the program's get_max_context_len (0: none), once asked
   // Unplanned outputs' memory: calloc'd, so pages are touched only when written.
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> output_buffers;
   // StartProfile..StopProfile: the executes profiled so far (nullptr: not profiling).

@@ -81,6 +81,8 @@ def test_errors_name_the_problem(runtime):
         method.generate([])
     with pytest.raises(etclient.InvalidArgument, match="top_p"):
         method.generate([1], top_p=1.5)
+    with pytest.raises(etclient.InvalidArgument, match="finite temperature"):
+        method.generate([1], temperature=float("inf"))
     with pytest.raises(etclient.InvalidArgument, match="does not fit a context of 64"):
         method.generate([1, 2, 3], start_pos=63)
 

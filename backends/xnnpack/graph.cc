@@ -338,7 +338,8 @@ class GraphParser {
       }
       v.int4 = std::make_shared<const kernels::Int4Weights>(kernels::pack_int4_weights(
           bytes.data(), v.dims[0], v.dims[1], v.group_size, v.channel_scales));
-      v.data = v.int4->packed.data();  // a constant; kernels read v.int4
+      v.data = v.int4->packed.data();               // a constant; kernels read v.int4
+      std::vector<float>().swap(v.channel_scales);  // kept in v.int4, shared by every copy
       return Status();
     }
     if (bytes.size() < v.nbytes()) {

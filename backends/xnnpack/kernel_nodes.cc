@@ -28,6 +28,7 @@ bool quantized(DataType t) {
 bool bytes_keep_meaning(const Graph& graph, const GraphNode& node) {
   const GraphValue& first = graph.values[node.outputs[0]];
   return all_node_values(graph, node, [&](const GraphValue& v) {
+    if (v.is_int4() || first.is_int4()) return false;  // packed weights: no layout of bytes
     if (!quantized(v.dtype) && !quantized(first.dtype)) return true;
     return v.dtype != DataType::kQdInt8 && v.dtype == first.dtype && v.scale == first.scale &&
            v.zero_point == first.zero_point && v.channel_scales.empty() &&

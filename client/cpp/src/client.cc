@@ -775,8 +775,9 @@ Result<GenerateResult> Method::generate(const GenerateOptions& options,
     bool stopped = false;
     while (reader->Read(&reply)) {
       for (int64_t t : reply.tokens()) {
+        if (stopped) break;  // replies already on their way when the caller stopped
         result.tokens.push_back(t);
-        if (!stopped && on_token && !on_token(t)) {
+        if (on_token && !on_token(t)) {
           stopped = true;
           ctx.TryCancel();
         }
