@@ -16,13 +16,7 @@ namespace et {
 namespace {
 
 using testing::OneCall;
-
-template <typename T>
-std::vector<T> values_of(const Method& m, size_t output) {
-  const Tensor& t = (*m.output(output))->to_tensor();
-  const T* p = t.data_as<T>();
-  return std::vector<T>(p, p + t.numel());
-}
+using testing::values_of;
 
 // QD.add.out(a, 0.05, 128, 0, 255, b, 0.025, 100, 0, 255, 0.1, 120, 0, 255, out=out)
 TEST(QuantizedOps, AddRequantizesTheSum) {

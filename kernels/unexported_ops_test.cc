@@ -26,13 +26,7 @@ namespace et {
 namespace {
 
 using testing::OneCall;
-
-template <typename T>
-std::vector<T> values_of(const Method& m, size_t output) {
-  const Tensor& t = (*m.output(output))->to_tensor();
-  const T* p = t.data_as<T>();
-  return std::vector<T>(p, p + t.numel());
-}
+using testing::values_of;
 
 std::vector<int32_t> sizes_of(const Method& m, size_t output) {
   auto s = (*m.output(output))->to_tensor().sizes();

@@ -71,4 +71,12 @@ class OneCall {
   uint32_t constants_ = 0;
 };
 
+// The values of a loaded method's output `output` (a tensor of T), copied.
+template <typename T>
+std::vector<T> values_of(const Method& m, size_t output) {
+  const Tensor& t = (*m.output(output))->to_tensor();
+  const T* p = t.data_as<T>();
+  return std::vector<T>(p, p + t.numel());
+}
+
 }  // namespace et::testing
