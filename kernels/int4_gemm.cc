@@ -15,8 +15,8 @@ namespace {
 
 // The stored nibble (value + 8) of weight (row, i).
 uint8_t stored(const Int4Weights& w, size_t row, size_t i) {
-  const uint8_t byte = w.packed[(row * w.blocks_per_row() + i / 32) * 16 + i % 16];
-  return i % 32 < 16 ? byte & 0x0F : byte >> 4;
+  const uint8_t byte = w.block_bytes(row, i / 32)[i % 32];
+  return (i / 32) % 2 == 0 ? byte & 0x0F : byte >> 4;
 }
 
 bool has_vnni() {
@@ -75,17 +75,16 @@ Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t 
   w.n = n;
   w.k = k;
   w.group = group;
-  const size_t blocks = w.blocks_per_row();
-  w.packed.assign(n * blocks * 16, 0x88);  // padding: stored 8 is value 0
+  w.packed.assign(n * w.pairs_per_row() * 32, 0x88);  // padding: stored 8 is value 0
   w.scales.assign(scales.begin(), scales.end());
   std::vector<int32_t> sums(n * w.groups_per_row(), 0);
   for (size_t row = 0; row < n; ++row) {
     for (size_t i = 0; i < k; ++i) {
       const uint8_t byte = qbint4[(row * k + i) / 2];
       const uint8_t v = i % 2 == 0 ? byte & 0x0F : byte >> 4;
-      uint8_t& dst = w.packed[(row * blocks + i / 32) * 16 + i % 16];
-      dst = i % 32 < 16 ? static_cast<uint8_t>((dst & 0xF0) | v)
-                        : static_cast<uint8_t>((dst & 0x0F) | (v << 4));
+      uint8_t& dst = w.packed[(row * w.pairs_per_row() + i / 64) * 32 + i % 32];
+      dst = (i / 32) % 2 == 0 ? static_cast<uint8_t>((dst & 0xF0) | v)
+                              : static_cast<uint8_t>((dst & 0x0F) | (v << 4));
       sums[row * w.groups_per_row() + i / group] += static_cast<int32_t>(v) - 8;
     }
   }

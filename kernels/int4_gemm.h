@@ -21,14 +21,21 @@ namespace et::kernels {
 
 struct Int4Weights {
   size_t n = 0, k = 0, group = 0;
-  // Row-major [n][k / 32][16] bytes: in each block of 32 k, byte j holds value j in
-  // its low nibble and value j + 16 in its high one, each stored plus 8 (0 .. 15).
-  // Rows whose k is not a multiple of 32 pad the last block with 8 (zero).
+  // Row-major [n][k / 64][32] bytes: in each pair of blocks (64 values), byte j holds
+  // value j in its low nibble and value j + 32 in its high one, each stored plus 8
+  // (0 .. 15): a block is one nibble of 32 consecutive bytes. Rows whose k is not a
+  // multiple of 64 pad with 8 (zero).
   std::vector<uint8_t> packed;
   std::vector<float> scales;       // [n][k / group]
   std::vector<int32_t> sums;       // [n][k / group]: the sum of the group's int4 values
   std::vector<float> scaled_sums;  // [n]: sum over groups of scale * sums
   size_t blocks_per_row() const { return (k + 31) / 32; }
+  size_t pairs_per_row() const { return (k + 63) / 64; }
+  // The 32 bytes holding block b (values 32b .. 32b + 31) of weight row `row`, in their
+  // low nibbles when b is even, their high ones when odd.
+  const uint8_t* block_bytes(size_t row, size_t b) const {
+    return packed.data() + (row * pairs_per_row() + b / 2) * 32;
+  }
   size_t groups_per_row() const { return k / group; }
 };
 

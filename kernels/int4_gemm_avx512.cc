@@ -2,13 +2,15 @@
 // -mavx512vnni): vpdpbusd multiplies the activations plus 128 (unsigned bytes) by the
 // unpacked weights (signed bytes) and accumulates four products per 32-bit lane.
 //
-// On 512-bit vectors, two blocks of 32 at a time: 16 bytes of each block's nibbles
-// unpack into 64 weights; lanes 0-7 of the product hold the first block's sums and
-// lanes 8-15 the second's, converted to float and scaled by their groups' scales
-// (one scale per 32 values at least, so both halves may belong to different groups)
-// into per-row float lanes summed once per weight row. Rows of an odd number of
+// On 512-bit vectors, two blocks of 32 at a time: a pair's 32 bytes unpack into 64
+// weights (low nibbles, then high); lanes 0-7 of the product hold the first block's
+// sums and lanes 8-15 the second's, converted to float and scaled by their groups'
+// scales (groups of 32 put the two halves in different groups) into per-row float
+// lanes summed once per weight row. Rows of an odd number of
 // blocks take the 256-bit loop of int4_gemm_simd.h.
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "kernels/int4_gemm.h"
 #include "kernels/int4_gemm_simd.h"
@@ -32,13 +34,13 @@ void tile512(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float*
   const size_t per_group = w.group / 32;
   const __m512i nibble = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  // Lanes of the two halves: the low nibbles of block b (values 0..15), its high
-  // nibbles (16..31), then the same of block b + 1.
+  // Lanes 0-7 take the first of two scales, lanes 8-15 the second.
+  const __m512i halves = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
   for (size_t n = n0; n < n1; n += kCols) {
     const uint8_t* row[kCols];
     const float* scale[kCols];
     for (size_t c = 0; c < kCols; ++c) {
-      row[c] = w.packed.data() + (n + c) * blocks * 16;
+      row[c] = w.block_bytes(n + c, 0);
       scale[c] = w.scales.data() + (n + c) * groups;
     }
     __m512 total[kRows][kCols];
@@ -48,15 +50,20 @@ void tile512(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float*
       __m512i weights[kCols];
       __m512 s[kCols];
       for (size_t c = 0; c < kCols; ++c) {
-        const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[c] + b * 16));
-        // [lo(b), lo(b+1)] and [hi(b), hi(b+1)] -> [lo(b), hi(b), lo(b+1), hi(b+1)].
-        const __m256i lo = bytes, hi = _mm256_srli_epi16(bytes, 4);
+        // A pair's 32 bytes: low nibbles are block b, high nibbles block b + 1.
+        const __m256i bytes =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[c] + b / 2 * 32));
         const __m512i both =
-            _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_permute2x128_si256(lo, hi, 0x20)),
-                               _mm256_permute2x128_si256(lo, hi, 0x31), 1);
+            _mm512_inserti64x4(_mm512_zextsi256_si512(bytes), _mm256_srli_epi16(bytes, 4), 1);
         weights[c] = _mm512_sub_epi8(_mm512_and_si512(both, nibble), eight);
-        s[c] = _mm512_insertf32x8(_mm512_zextps256_ps512(_mm256_set1_ps(scale[c][b / per_group])),
-                                  _mm256_set1_ps(scale[c][(b + 1) / per_group]), 1);
+        if (per_group == 1) {  // two groups: their scales are adjacent
+          double two;
+          std::memcpy(&two, scale[c] + b, sizeof(two));
+          s[c] =
+              _mm512_permutexvar_ps(halves, _mm512_zextps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
+        } else {
+          s[c] = _mm512_set1_ps(scale[c][b / per_group]);
+        }
       }
       for (size_t r = 0; r < kRows; ++r) {
         const __m512i xs = _mm512_xor_si512(

@@ -30,7 +30,7 @@ inline float horizontal_sum(__m256 v) {
 template <size_t kRows, size_t kCols, typename Dot>
 inline void int4_rows_tile(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float* sums,
                            size_t ld, Dot dot) {
-  const size_t groups = w.groups_per_row(), blocks = w.blocks_per_row(), k = w.k;
+  const size_t groups = w.groups_per_row(), k = w.k;
   const size_t per_group = w.group / 32;
   const __m256i nibble = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -38,7 +38,7 @@ inline void int4_rows_tile(const int8_t* x, const Int4Weights& w, size_t n0, siz
     const uint8_t* row[kCols];
     const float* scale[kCols];
     for (size_t c = 0; c < kCols; ++c) {
-      row[c] = w.packed.data() + (n + c) * blocks * 16;
+      row[c] = w.block_bytes(n + c, 0);
       scale[c] = w.scales.data() + (n + c) * groups;
     }
     __m256 total[kRows][kCols];
@@ -51,10 +51,11 @@ inline void int4_rows_tile(const int8_t* x, const Int4Weights& w, size_t n0, siz
       for (size_t b = g * per_group; b < (g + 1) * per_group; ++b) {
         __m256i weights[kCols];
         for (size_t c = 0; c < kCols; ++c) {
-          const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[c] + b * 16));
-          // Low nibbles are values 0..15 of the block, high nibbles 16..31; less 8.
-          weights[c] = _mm256_sub_epi8(
-              _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes), nibble), eight);
+          const __m256i bytes =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[c] + b / 2 * 32));
+          // Block b is the low nibbles of its pair's 32 bytes when b is even, else the high.
+          const __m256i nibbles = b % 2 == 0 ? bytes : _mm256_srli_epi16(bytes, 4);
+          weights[c] = _mm256_sub_epi8(_mm256_and_si256(nibbles, nibble), eight);
         }
         for (size_t r = 0; r < kRows; ++r) {
           const __m256i xs = _mm256_xor_si256(
