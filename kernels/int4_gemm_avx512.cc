@@ -58,7 +58,7 @@ void tile512(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float*
         weights[c] = _mm512_sub_epi8(_mm512_and_si512(both, nibble), eight);
         if (per_group == 1) {  // two groups: their scales are adjacent
           double two;
-          std::memcpy(&two, scale[c] + b, sizeof(two));
+          std::memmove(&two, scale[c] + b, sizeof(two));
           s[c] =
               _mm512_permutexvar_ps(halves, _mm512_zextps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
         } else {
