@@ -64,8 +64,8 @@ inline Status gated_delta_rule(KernelContext& ctx) {
   ET_ASSIGN_OR_RETURN(const float* be, dense_as<float>(ctx, *beta));
   ET_ASSIGN_OR_RETURN(const float* s0, dense_as<float>(ctx, *initial));
   ET_ASSIGN_OR_RETURN(float* o, dense_result<float>(ctx, *out));
-  // The state is worked on in scratch (final_state_out may share memory with nothing
-  // read after it is written, but an input it aliases must not change underneath).
+  // The state evolves in scratch and is stored once per head: final_state_out may
+  // alias an input (initial_state) without changing it underneath the recurrence.
   ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({k * v + k + v + 1}, sizeof(float)));
   float* s = static_cast<float*>(scratch);
   float* gk = s + k * v;

@@ -6,7 +6,6 @@
 // float16), as ExecuTorch's kernel does. Rows of 28 * 2^n (its other form, built on a
 // 28 x 28 Hadamard matrix) are refused as NotSupported.
 #include "kernels/quantize.h"
-#include "kernels/quantized_embedding.h"
 
 namespace et::kernels {
 namespace {

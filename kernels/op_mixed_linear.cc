@@ -7,7 +7,6 @@
 // * scale[j][g], accumulated in out's dtype (`dtype` when given: float32 or float16),
 // in order, as ExecuTorch's kernel. Zero points are not supported (nor by ExecuTorch).
 #include "kernels/quantize.h"
-#include "kernels/quantized_embedding.h"
 
 namespace et::kernels {
 namespace {

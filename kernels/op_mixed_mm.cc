@@ -6,7 +6,6 @@
 // the input's type (float16 rounds each step, as ExecuTorch's kernel). Zero points are
 // not supported (ExecuTorch's kernel refuses them too).
 #include "kernels/quantize.h"
-#include "kernels/quantized_embedding.h"
 
 namespace et::kernels {
 namespace {

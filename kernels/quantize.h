@@ -65,6 +65,13 @@ inline Result<ScalarType> quantized_dtype(const KernelContext& ctx, int64_t dtyp
   return *dtype;
 }
 
+// v rounded to the precision of float type t (a float16/bfloat16 computation).
+inline float round_to(ScalarType t, float v) {
+  if (t == ScalarType::kHalf) return static_cast<float>(Half(v));
+  if (t == ScalarType::kBFloat16) return static_cast<float>(BFloat16(v));
+  return v;
+}
+
 // The input of a quantize op: a float tensor.
 inline bool is_quantizable(ScalarType t) {
   return t == ScalarType::kFloat || t == ScalarType::kDouble || t == ScalarType::kHalf ||

@@ -30,13 +30,6 @@ inline int32_t unpack_quantized(const uint8_t* row, int64_t j, int bits, bool si
   }
 }
 
-// v rounded to the precision of float type t (a float16/bfloat16 computation).
-inline float round_to(ScalarType t, float v) {
-  if (t == ScalarType::kHalf) return static_cast<float>(Half(v));
-  if (t == ScalarType::kBFloat16) return static_cast<float>(BFloat16(v));
-  return v;
-}
-
 inline Status quantized_embedding(const KernelContext& ctx, int bits, bool dtype_overload) {
   ET_ASSIGN_OR_RETURN(const Tensor* weight, ctx.input(0));
   ET_ASSIGN_OR_RETURN(const Tensor* scales, ctx.input(1));

@@ -17,7 +17,6 @@ namespace {
 struct Layout {
   int64_t chunk = 1;                 // the most tokens one call takes
   bool per_token_positions = false;  // positions [seq] rather than [1]
-  int64_t context = 0;               // positions the method can hold (0: unknown)
 };
 
 Result<Layout> layout_of(const Method& m) {
@@ -81,6 +80,18 @@ uint64_t since(std::chrono::steady_clock::time_point t) {
 }
 
 }  // namespace
+
+int64_t program_max_context(const std::shared_ptr<const Program>& program,
+                            const MethodOptions& options, const ExecuteLimits& limits) {
+  for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
+    auto m = Method::load(program, name, options);
+    if (!m.ok() || (*m)->num_inputs() != 0 || (*m)->num_outputs() != 1) continue;
+    if (!(*m)->execute(limits).ok()) continue;
+    auto v = (*m)->output(0);
+    if (v.ok() && (*v)->is_int() && (*v)->to_int() > 0) return (*v)->to_int();
+  }
+  return 0;
+}
 
 TokenSampler::TokenSampler(float temperature, float top_p, uint64_t seed)
     : temperature_(temperature), top_p_(top_p), rng_(seed) {}

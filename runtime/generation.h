@@ -56,6 +56,12 @@ struct GenerationStats {
   std::string stop_reason;  // "stop_token", "max_new_tokens", "context_full", "caller"
 };
 
+// The context an export-flow program's LLM methods hold: what its constant method
+// get_max_context_len (else get_max_seq_len) returns, loaded with `options` and run
+// within `limits`; 0 when it has neither, or they fail or give no positive int.
+int64_t program_max_context(const std::shared_ptr<const Program>& program,
+                            const MethodOptions& options = {}, const ExecuteLimits& limits = {});
+
 // Where the token and position inputs live while bound: an unplanned input stays
 // pointed at them after generate() returns, so they must live as long as the method
 // (or until its inputs are bound again).

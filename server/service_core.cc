@@ -1043,25 +1043,16 @@ Status ServiceCore::run(const pb::RunRequest& req, pb::RunResponse& resp) {
   });
 }
 
-// The context a program's LLM methods hold, from its constant method
-// get_max_context_len (or get_max_seq_len), as the export flow writes them; 0 when it
-// has neither. Loaded with the daemon's limits and cancelled with the session; the
-// caller holds the slot (the answer is kept in it).
+// runtime/generation.h's program_max_context, with the daemon's limits and the
+// session's cancellation, asked once per instance; the caller holds the slot.
 int64_t ServiceCore::program_context(MethodSlot& slot, const std::atomic<bool>& cancelled) const {
-  if (slot.context) return *slot.context;
-  slot.context = 0;
-  MethodOptions options;
-  options.max_planned_bytes = limits_.max_method_bytes;
-  for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
-    auto m = Method::load(slot.program->program, name, options);
-    if (!m.ok() || (*m)->num_inputs() != 0 || (*m)->num_outputs() != 1) continue;
-    const auto deadline = std::chrono::steady_clock::now() + limits_.execution_deadline;
-    if (!(*m)->execute({deadline, &cancelled, limits_.max_instructions}).ok()) continue;
-    auto v = (*m)->output(0);
-    if (v.ok() && (*v)->is_int() && (*v)->to_int() > 0) {
-      slot.context = (*v)->to_int();
-      break;
-    }
+  if (!slot.context) {
+    MethodOptions options;
+    options.max_planned_bytes = limits_.max_method_bytes;
+    slot.context =
+        program_max_context(slot.program->program, options,
+                            {std::chrono::steady_clock::now() + limits_.execution_deadline,
+                             &cancelled, limits_.max_instructions});
   }
   return *slot.context;
 }

@@ -314,15 +314,7 @@ Status write_output(size_t index, const Value& v, const std::string& dir) {
   }
 }
 
-// The context the program's constant method get_max_context_len gives, or 0.
-int64_t program_context(const std::shared_ptr<const Program>& program) {
-  auto m = Method::load(program, "get_max_context_len");
-  if (!m.ok() || (*m)->num_inputs() != 0 || !(*m)->execute().ok()) return 0;
-  auto v = (*m)->output(0);
-  return v.ok() && (*v)->is_int() ? (*v)->to_int() : 0;
-}
-
-int run_generate(const Program& /*program*/, Method& m, GenerationOptions options) {
+int run_generate(Method& m, const GenerationOptions& options) {
   GenerationBuffers buffers;
   std::vector<int64_t> tokens;
   auto stats = generate(
@@ -356,11 +348,6 @@ int run(const Options& opt) {
   }
   auto program = Program::load_file(opt.model, opt.data);
   if (!program.ok()) return fail(program.status());
-  if (opt.generate && opt.generation.max_context == 0) {
-    auto copy = opt;  // the bound the program states
-    copy.generation.max_context = program_context(*program);
-    if (copy.generation.max_context > 0) return run(copy);
-  }
   if (opt.info) {
     print_info(**program, opt.model);
     return 0;
@@ -376,7 +363,11 @@ int run(const Options& opt) {
   auto method = Method::load(*program, opt.method);
   if (!method.ok()) return fail(method.status());
   Method& m = **method;
-  if (opt.generate) return run_generate(**program, m, opt.generation);
+  if (opt.generate) {
+    GenerationOptions options = opt.generation;
+    options.max_context = program_max_context(*program);  // the bound the program states
+    return run_generate(m, options);
+  }
   if (opt.inputs.size() != m.num_inputs()) {
     return fail(invalid_argument(fmt::format("method '{}' takes {} input(s); {} --input given",
                                              opt.method, m.num_inputs(), opt.inputs.size())));

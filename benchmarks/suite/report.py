@@ -65,30 +65,27 @@ def _worst_ratio(pattern: str, limit: float) -> Callable:
     return check
 
 
-def _llm_vs_peer(m: dict):
-    found = {}
-    for k, v in m.items():
-        g = re.fullmatch(r"llm\.(\w+)\.fast\.tokens_per_s", k)
-        peer = m.get(f"llm.{g[1]}.executorch.tokens_per_s") if g else None
-        if peer:
-            found[g[1]] = v["value"] / peer["value"]
-    if not found:
-        return None
-    worst = min(found, key=found.get)
-    return f"worst {found[worst]:.2f}x ({worst}), vs executorch.runtime's greedy loop", found[worst] >= 1.0
+def _worst_vs_peer(pattern: str, peer_key: str, peer_name: str):
+    """A check: each metric matching `pattern` over the one `peer_key` names (the
+    pattern's groups format it), the worst ratio, met when at least 1."""
+    def check(m: dict):
+        found = {}
+        for k, v in m.items():
+            g = re.fullmatch(pattern, k)
+            peer = m.get(peer_key.format(*g.groups())) if g else None
+            if peer:
+                found[" ".join(g.groups())] = v["value"] / peer["value"]
+        if not found:
+            return None
+        worst = min(found, key=found.get)
+        return f"worst {found[worst]:.2f}x ({worst}), vs {peer_name}", found[worst] >= 1.0
+    return check
 
 
-def _generate_vs_runner(m: dict):
-    found = {}
-    for k, v in m.items():
-        g = re.fullmatch(r"llm_generate\.(\w+)\.daemon\.(prefill|decode)_tokens_per_s", k)
-        peer = m.get(f"llm_generate.{g[1]}.runner.{g[2]}_tokens_per_s") if g else None
-        if peer:
-            found[f"{g[1]} {g[2]}"] = v["value"] / peer["value"]
-    if not found:
-        return None
-    worst = min(found, key=found.get)
-    return f"worst {found[worst]:.2f}x ({worst}), vs ExecuTorch's TextLLMRunner", found[worst] >= 1.0
+_llm_vs_peer = _worst_vs_peer(r"llm\.(\w+)\.fast\.tokens_per_s", "llm.{}.executorch.tokens_per_s",
+                              "executorch.runtime's greedy loop")
+_generate_vs_runner = _worst_vs_peer(r"llm_generate\.(\w+)\.daemon\.(prefill|decode)_tokens_per_s",
+                                     "llm_generate.{}.runner.{}_tokens_per_s", "ExecuTorch's TextLLMRunner")
 
 
 def _extra_session(m: dict):
