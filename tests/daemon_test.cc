@@ -496,7 +496,7 @@ TEST(Daemon, KilledClientsReleaseEverything) {
 TEST(Daemon, SigtermExitsCleanlyAndRemovesTheSocket) {
   DaemonProcess daemon;
   { TestClient c(daemon.socket()); }
-  EXPECT_EQ(daemon.stop(), 0);
+  EXPECT_EQ(daemon.stop(), 0) << daemon.log();
   EXPECT_FALSE(std::filesystem::exists(daemon.socket()));
   EXPECT_FALSE(std::filesystem::exists(daemon.socket() + ".fd"));
 }
