@@ -34,6 +34,11 @@ if(ET_SANITIZE)
   endif()
   set(_et_flags "-fsanitize=${ET_SANITIZE}" -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_compile_options(${_et_flags})
+  # Sanitizer trees compile at -O1 with line tables only (these come after the build
+  # type's -O2 -g, so they win): what a sanitizer's report needs (file:line stacks), in
+  # about half the compile time of -O2 -g (kernels/convert.cc: clang ASan+UBSan 13.0 s
+  # -> 6.7 s, GCC TSan 4.5 s -> 2.6 s). CI builds two such trees from a cold cache.
+  add_compile_options(-O1 $<IF:$<CXX_COMPILER_ID:Clang>,-gline-tables-only,-g1>)
   add_link_options(${_et_flags})
   message(STATUS "et-serverd: sanitizers ${ET_SANITIZE}")
 endif()
