@@ -23,6 +23,13 @@ struct Operand {
   const char* name;
 };
 
+// dst[i] = (src[i] - zero_point) * scale. The pointers cannot alias (int8 may alias
+// anything otherwise, which keeps the loop from being vectorised).
+void dequantize_row(const int8_t* __restrict src, float zero_point, float scale, int64_t n,
+                    float* __restrict dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = (static_cast<float>(src[i]) - zero_point) * scale;
+}
+
 // The first `rows` positions (dim 1) of operand [b, len, h, d] as dense floats.
 Result<const float*> dequantized(const KernelContext& ctx, const Operand& o, int64_t rows) {
   const Tensor& t = *o.values;
@@ -64,10 +71,7 @@ Result<const float*> dequantized(const KernelContext& ctx, const Operand& o, int
         const int64_t token = (bi * len + s) * h + hi;
         const int64_t dst = (bi * rows + s) * h + hi;
         const float z = zp8 != nullptr ? static_cast<float>(zp8[token]) : zp[token];
-        const float scale = sc[token];
-        for (int64_t di = 0; di < d; ++di) {
-          out[dst * d + di] = (static_cast<float>(q[token * d + di]) - z) * scale;
-        }
+        dequantize_row(q + token * d, z, sc[token], d, out + dst * d);
       }
   return static_cast<const float*>(out);
 }
@@ -132,10 +136,11 @@ Status custom_quantized_sdpa_out(KernelContext& ctx) {
     ET_ASSIGN_OR_RETURN(md, dense_as<float>(ctx, *mask));
   }
   ET_ASSIGN_OR_RETURN(float* od, dense_result<float>(ctx, *out));
-  ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({cache_len + 1}, sizeof(float)));
   SdpaShape geometry{batch, seq,       heads, kv_heads, dim, dim_v, k_in_place ? cache_len : rows,
                      rows,  start_pos, causal};
   geometry.mask_stride = cache_len;
+  ET_ASSIGN_OR_RETURN(void* scratch,
+                      ctx.temp_product({sdpa_scratch_floats(geometry)}, sizeof(float)));
   sdpa_f32(geometry, qd, kd, vd, md,
            static_cast<float>(scale.value_or(1.0 / std::sqrt(static_cast<double>(dim)))), od,
            static_cast<float*>(scratch));

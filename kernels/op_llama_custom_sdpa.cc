@@ -85,9 +85,10 @@ Status attend(const KernelContext& ctx, const Attention& a, Tensor& out) {
     ET_ASSIGN_OR_RETURN(md, dense_as<float>(ctx, *a.mask));
   }
   ET_ASSIGN_OR_RETURN(float* od, dense_result<float>(ctx, out));
-  ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({a.keys + 1}, sizeof(float)));
   const SdpaShape geometry{batch, seq,       heads,  kv_heads,    dim,
                            dim_v, k.size(1), a.keys, a.start_pos, a.causal};
+  ET_ASSIGN_OR_RETURN(void* scratch,
+                      ctx.temp_product({sdpa_scratch_floats(geometry)}, sizeof(float)));
   sdpa_f32(geometry, qd, kd, vd, md,
            static_cast<float>(a.scale.value_or(1.0 / std::sqrt(static_cast<double>(dim)))), od,
            static_cast<float*>(scratch));
