@@ -20,12 +20,26 @@ Status quantize_rows(const KernelContext& ctx, const Tensor& input, const Tensor
   ET_ASSIGN_OR_RETURN(void* scratch, ctx.temp_product({out.numel()}, sizeof(C)));
   auto* q = static_cast<C*>(scratch);
   const int64_t row = input.dim() == 0 ? 1 : input.size(input.dim() - 1);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    const int64_t r = i / row;
+  const C lo = static_cast<C>(qmin), hi = static_cast<C>(qmax);
+  const bool small = rounds_small<C>(qmin, qmax);
+  for (int64_t r = 0; r < out.numel() / row; ++r) {
     const C inv = C{1} / s[r];
-    C v = static_cast<C>(std::nearbyint(x[i] * inv + zp[r]));
-    v = std::min(std::max(v, static_cast<C>(qmin)), static_cast<C>(qmax));
-    q[i] = nan_to(v, qmin);
+    const C z = zp[r];
+    const C* xr = x + r * row;
+    C* qr = q + r * row;
+    if (small) {
+      // Clamped first, then rounded: the same, as the bounds are integers (NaN stays).
+      for (int64_t i = 0; i < row; ++i) {
+        const C v = xr[i] * inv + z;
+        qr[i] = round_small(v < lo ? lo : (v > hi ? hi : v));
+      }
+    } else {
+      for (int64_t i = 0; i < row; ++i) {
+        const C v = static_cast<C>(std::nearbyint(xr[i] * inv + z));
+        qr[i] = std::min(std::max(v, lo), hi);
+      }
+    }
+    for (int64_t i = 0; i < row; ++i) qr[i] = nan_to(qr[i], qmin);
   }
   return store_dense(ctx, q, out);
 }

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "kernels/dense.h"
+#include "kernels/round_small.h"
 
 namespace et::kernels {
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "backends/xnnpack/kernel_nodes.h"
+#include "kernels/round_small.h"
 
 namespace et::xnn {
 namespace {
@@ -65,6 +66,19 @@ float row_quantization(float lo, float hi, QdParams& params) {
   return inv_scale;
 }
 
+// q[i] = round(clamp(x[i] * inv_scale, below, above)) + zp, NaN as below: clamped
+// first, so the float-to-int conversion never sees a value out of range, and rounding
+// a clamped value equals clamping a rounded one (the bounds are integers).
+void quantize_row(const float* __restrict x, size_t n, float inv_scale, float below, float above,
+                  int32_t zp, int8_t* __restrict q) {
+  for (size_t i = 0; i < n; ++i) {
+    float v = x[i] * inv_scale;
+    v = v >= below ? v : below;  // NaN too
+    v = v > above ? above : v;
+    q[i] = static_cast<int8_t>(static_cast<int32_t>(kernels::round_small(v)) + zp);
+  }
+}
+
 void convert_to_qd8(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
   const GraphValue& y = graph.values[node.outputs[0]];
   const auto* x = static_cast<const float*>(ptrs[node.inputs[0]]);
@@ -82,12 +96,7 @@ void convert_to_qd8(const Graph& graph, const GraphNode& node, std::span<void* c
     const float inv_scale = row_quantization(lo, hi, params[r]);
     const int32_t zp = params[r].zero_point;
     const float below = static_cast<float>(-128 - zp), above = static_cast<float>(127 - zp);
-    for (size_t i = 0; i < width; ++i) {
-      float v = row[i] * inv_scale;
-      if (!(v >= below)) v = below;  // NaN too: no float-to-int conversion out of range
-      if (v > above) v = above;
-      q[r * width + i] = static_cast<int8_t>(static_cast<int32_t>(std::nearbyint(v)) + zp);
-    }
+    quantize_row(row, width, inv_scale, below, above, zp, q + r * width);
   }
 }
 
