@@ -98,6 +98,7 @@ void run_kernel_node(const Graph& graph, const GraphNode& node, std::span<void* 
 }
 
 void clamp_output(const GraphNode& node, float* data, size_t n) {
+  if (!node.has_output_range()) return;  // clamping to +-infinity changes nothing, NaN neither
   for (size_t i = 0; i < n; ++i) data[i] = std::clamp(data[i], node.output_min, node.output_max);
 }
 
