@@ -27,8 +27,13 @@ if(ET_FUZZ)
   add_compile_options(-fsanitize=fuzzer-no-link)
 endif()
 
+# ET_TSAN: whether this is a ThreadSanitizer tree (targets that mean nothing there skip).
+set(ET_TSAN OFF)
 if(ET_SANITIZE)
   string(REPLACE "," ";" _et_sanitizers "${ET_SANITIZE}")
+  if("thread" IN_LIST _et_sanitizers)
+    set(ET_TSAN ON)
+  endif()
   foreach(_s IN LISTS _et_sanitizers)
     if(NOT _s MATCHES "^(address|undefined|thread)$")
       message(FATAL_ERROR "ET_SANITIZE: unknown sanitizer '${_s}'; use address, undefined or thread")
@@ -72,7 +77,7 @@ endfunction()
 # (the kernels): TSan's purpose here is the daemon's and clients' concurrency. Its
 # accesses are then invisible to TSan (no reports from it, none about it).
 function(et_uninstrumented target)
-  if(NOT "thread" IN_LIST _et_sanitizers)
+  if(NOT ET_TSAN)
     return()
   endif()
   get_target_property(_opts ${target} COMPILE_OPTIONS)
