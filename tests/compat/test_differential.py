@@ -438,8 +438,9 @@ for _k in bad_inputs():
     PORTABLE_LIB[f"bad/forward-{_k}"] = lambda s, k=_k: s.module("add").forward(bad_inputs()[k])
 
 REGISTRY = ("different builds: the daemon registers XnnpackBackend only (no OpenVINO or QNN) "
-            "and 7 operators more than ExecuTorch's wheel (llama:: cache and SDPA ops, "
-            "_embedding_bag, sort, squeeze_copy); it lacks none of the wheel's")
+            "and more operators than ExecuTorch's wheel's portable runtime (ExecuTorch's "
+            "quantized and LLM custom-op libraries, _embedding_bag, sort, squeeze_copy); it "
+            "lacks none of the wheel's")
 LAYOUT = ("by design: an input in another dim order is copied into the exported layout "
           "(the RFC's and the seeds' portable_lib rule); ExecuTorch 1.5.1 refuses it")
 XFAIL = {
