@@ -50,7 +50,7 @@ if(ET_SANITIZE)
   # TSan stays at -O2: at -O1 the tests export more of std::string's members, gRPC
   # (uninstrumented) then runs our instrumented copies, and TSan reports gRPC's own
   # hand-offs as races (seen in ClientReconnect).
-  if("thread" IN_LIST _et_sanitizers)
+  if(ET_TSAN)
     set(_et_debug_flags -g1)
   else()
     set(_et_debug_flags -O1 $<IF:$<CXX_COMPILER_ID:Clang>,-gline-tables-only,-g1>)

@@ -31,15 +31,14 @@ Status quantize_rows(const KernelContext& ctx, const Tensor& input, const Tensor
       // Clamped first, then rounded: the same, as the bounds are integers (NaN stays).
       for (int64_t i = 0; i < row; ++i) {
         const C v = xr[i] * inv + z;
-        qr[i] = round_small(v < lo ? lo : (v > hi ? hi : v));
+        qr[i] = nan_to(round_small(v < lo ? lo : (v > hi ? hi : v)), qmin);
       }
     } else {
       for (int64_t i = 0; i < row; ++i) {
         const C v = static_cast<C>(std::nearbyint(xr[i] * inv + z));
-        qr[i] = std::min(std::max(v, lo), hi);
+        qr[i] = nan_to(std::min(std::max(v, lo), hi), qmin);
       }
     }
-    for (int64_t i = 0; i < row; ++i) qr[i] = nan_to(qr[i], qmin);
   }
   return store_dense(ctx, q, out);
 }
