@@ -1,6 +1,7 @@
 // The CPU math kernels by ISA, beside their plain alternatives: sgemm on every ISA the
 // CPU has against a plain triple loop, vector_math's functions against libm, and a
-// transpose through strided_copy. Google Benchmark; run after scripts/build:
+// transpose through strided_copy, int4_gemm's kernels one thread at a time (a decode
+// step's linear layers). Google Benchmark; run after scripts/build:
 //
 //   build/benchmarks/kernels-bench [--benchmark_filter=Sgemm]
 //
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "kernels/copy_util.h"
+#include "kernels/int4_gemm.h"
 #include "kernels/sgemm.h"
 #include "kernels/transpose.h"
 #include "kernels/transpose_impl.h"
@@ -60,7 +62,7 @@ void sgemm_linear(benchmark::State& state, CpuIsa isa) {
 // Decode step, attention-sized, a ViT MLP, a large square.
 void gemm_shapes(benchmark::internal::Benchmark* b) {
   for (auto s : std::vector<std::vector<int64_t>>{
-           {1, 2048, 512}, {17, 17, 64}, {65, 384, 96}, {256, 256, 256}}) {
+           {1, 2048, 512}, {17, 17, 64}, {65, 384, 96}, {256, 256, 256}, {34, 1536, 512}}) {
     b->Args(s);
   }
 }
@@ -139,7 +141,43 @@ void transpose_avx2(benchmark::State& state) {
   });
 }
 
+// One call of an int4_gemm kernel on `rows` activation rows against every weight row
+// (one thread): weights random in [-8, 7], groups of range(3).
+void int4_rows(benchmark::State& state, detail::Int4RowsFn fn) {
+  const auto rows = static_cast<size_t>(state.range(0)), n = static_cast<size_t>(state.range(1));
+  const auto k = static_cast<size_t>(state.range(2)), group = static_cast<size_t>(state.range(3));
+  std::vector<uint8_t> qbint4(n * k / 2);
+  for (size_t i = 0; i < qbint4.size(); ++i)
+    qbint4[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
+  const std::vector<float> scales = values(n * (k / group), 0.01f);
+  const Int4Weights w = pack_int4_weights(qbint4.data(), n, k, group, scales);
+  std::vector<int8_t> x(rows * k);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i * 37 % 255 - 127);
+  std::vector<int8_t> xp;
+  std::vector<int32_t> corr;
+  detail::prepare_int4_activations(rows, x.data(), w, xp, corr);
+  std::vector<float> sums(rows * n);
+  for (auto _ : state) {
+    fn(xp.data(), corr.data(), rows, w, 0, n, sums.data(), n);
+    benchmark::DoNotOptimize(sums.data());
+  }
+  state.counters["Gweights/s"] =
+      benchmark::Counter(static_cast<double>(n * k), benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::kIs1000);
+}
+
+// A Llama decode step's layers (dim 512, hidden 1536; the output layer), one row and four.
+void int4_shapes(benchmark::internal::Benchmark* b) {
+  b->Args({1, 1536, 512, 32})->Args({1, 512, 1536, 32})->Args({1, 4096, 512, 32});
+  b->Args({1, 1536, 512, 128})->Args({4, 1536, 512, 32});
+  b->Args({1, 32768, 512, 32});  // 8 MiB of weights: from memory, not the caches
+}
+
 int register_all() {
+  for (const auto& [name, fn] : detail::available_int4_rows()) {
+    benchmark::RegisterBenchmark((std::string("Int4Rows/") + name).c_str(), int4_rows, fn)
+        ->Apply(int4_shapes);
+  }
   benchmark::RegisterBenchmark("Linear/plain_loops", plain_linear)->Apply(gemm_shapes);
   for (CpuIsa isa : available_isas()) {
     const std::string name = isa_name(isa);

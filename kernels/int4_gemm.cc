@@ -15,8 +15,9 @@ namespace {
 
 // The stored nibble (value + 8) of weight (row, i).
 uint8_t stored(const Int4Weights& w, size_t row, size_t i) {
-  const uint8_t byte = w.block_bytes(row, i / 32)[i % 32];
-  return (i / 32) % 2 == 0 ? byte & 0x0F : byte >> 4;
+  const size_t b = i / 32;
+  const uint8_t byte = w.block_bytes(row, b)[i % 32];
+  return Int4Weights::block_in_high_nibbles(b) ? byte >> 4 : byte & 0x0F;
 }
 
 bool has_vnni() {
@@ -41,18 +42,17 @@ detail::Int4RowsFn selected_rows(const Int4Weights& w) {
   return detail::int4_rows_portable;
 }
 
-// Rows [r0, r0 + rows) of y, columns [n0, n1): the scaled sums of (x + 128) * v less
-// the correction sum_g scale * (128 + zp) * sum_k v (so each group adds
-// sum_k (x - zp) * v), times the row's scale, plus the bias.
-void gemm_tile(detail::Int4RowsFn fn, const int8_t* x, size_t r0, size_t rows,
+// Rows [r0, r0 + rows) of y, columns [n0, n1): the scaled sums of x * w less the
+// zero point's share, sum_g scale * zp * sum_k w, times the row's scale, plus the bias.
+void gemm_tile(detail::Int4RowsFn fn, const int8_t* x, const int32_t* corr, size_t r0, size_t rows,
                std::span<const RowQuantization> quant, const Int4Weights& w, const float* bias,
                size_t n0, size_t n1, float* y, std::vector<float>& sums) {
-  const size_t width = n1 - n0;
+  const size_t width = n1 - n0, kp = w.padded_k();
   sums.resize(rows * width);
-  fn(x + r0 * w.k, rows, w, n0, n1, sums.data(), width);
+  fn(x + r0 * kp, corr + r0 * (kp / 4), rows, w, n0, n1, sums.data(), width);
   for (size_t r = 0; r < rows; ++r) {
     const RowQuantization q = quant[r0 + r];
-    const auto offset = static_cast<float>(128 + q.zero_point);
+    const auto offset = static_cast<float>(q.zero_point);
     float* out = y + (r0 + r) * w.n;
     const float* s = sums.data() + r * width;
     for (size_t n = n0; n < n1; ++n) {
@@ -62,10 +62,35 @@ void gemm_tile(detail::Int4RowsFn fn, const int8_t* x, size_t r0, size_t rows,
   }
 }
 
+// One row of stored nibbles (qbint4: value 2i in the low nibble of byte i, 2i + 1 in
+// the high one) into the chunk layout; REQUIRES: k even. Whole chunks pair source
+// bytes (128c + p) / 2 and (128c + 64 + p) / 2, two output bytes per pair.
+void pack_row(const uint8_t* src, size_t k, uint8_t* dst) {
+  const size_t whole = k / 128;
+  for (size_t c = 0; c < whole; ++c) {
+    const uint8_t* lo = src + c * 64;
+    const uint8_t* hi = lo + 32;
+    uint8_t* out = dst + c * 64;
+    for (size_t p = 0; p < 32; ++p) {
+      out[2 * p] = static_cast<uint8_t>((lo[p] & 0x0F) | (hi[p] << 4));
+      out[2 * p + 1] = static_cast<uint8_t>((lo[p] >> 4) | (hi[p] & 0xF0));
+    }
+  }
+  uint8_t* tail = dst + whole * 64;
+  std::memset(tail, 0x88, k % 128 == 0 ? 0 : 64);  // padding: stored 8 is value 0
+  for (size_t i = whole * 128; i < k; ++i) {
+    const uint8_t v = (src[i / 2] >> (4 * (i % 2))) & 0x0F;
+    uint8_t& byte = tail[i % 64];
+    byte = (i % 128) < 64 ? static_cast<uint8_t>((byte & 0xF0) | v)
+                          : static_cast<uint8_t>((byte & 0x0F) | (v << 4));
+  }
+}
+
 }  // namespace
 
 bool int4_gemm_fits(size_t k, size_t group) {
-  // A group's integer sum stays inside int32: |(x + 128) * w| <= 255 * 8 per product.
+  // A group's integer sums stay inside int32: the vector paths' products of x and the
+  // stored weight, |x * (w + 8)| <= 128 * 15, and their corrections, 128 * 8.
   return k > 0 && k % 2 == 0 && group > 0 && group <= kMaxInt4Group && k % group == 0;
 }
 
@@ -75,24 +100,25 @@ Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t 
   w.n = n;
   w.k = k;
   w.group = group;
-  w.packed.assign(n * w.pairs_per_row() * 32, 0x88);  // padding: stored 8 is value 0
-  w.scales.assign(scales.begin(), scales.end());
-  std::vector<int32_t> sums(n * w.groups_per_row(), 0);
-  for (size_t row = 0; row < n; ++row) {
-    for (size_t i = 0; i < k; ++i) {
-      const uint8_t byte = qbint4[(row * k + i) / 2];
-      const uint8_t v = i % 2 == 0 ? byte & 0x0F : byte >> 4;
-      uint8_t& dst = w.packed[(row * w.pairs_per_row() + i / 64) * 32 + i % 32];
-      dst = (i / 32) % 2 == 0 ? static_cast<uint8_t>((dst & 0xF0) | v)
-                              : static_cast<uint8_t>((dst & 0x0F) | (v << 4));
-      sums[row * w.groups_per_row() + i / group] += static_cast<int32_t>(v) - 8;
-    }
-  }
+  const size_t groups = w.groups_per_row(), chunk_bytes = w.chunks_per_row() * 64;
+  w.packed.resize(n * chunk_bytes);
+  // Enough groups a row to cover the padding's blocks, whatever the group.
+  w.scale_stride = std::max(groups, (w.padded_k() + group - 1) / group);
+  w.scales.assign(n * w.scale_stride, 0.0f);
+  w.sums.assign(n * groups, 0);
   w.scaled_sums.assign(n, 0.0f);
   for (size_t row = 0; row < n; ++row) {
-    for (size_t g = 0; g < w.groups_per_row(); ++g) {
-      const size_t at = row * w.groups_per_row() + g;
-      w.scaled_sums[row] += static_cast<float>(sums[at]) * w.scales[at];
+    const uint8_t* src = qbint4 + row * (k / 2);
+    pack_row(src, k, w.packed.data() + row * chunk_bytes);
+    for (size_t g = 0; g < groups; ++g) {
+      int32_t sum = 0;
+      for (size_t i = g * group; i < (g + 1) * group; ++i) {
+        sum += static_cast<int32_t>((src[i / 2] >> (4 * (i % 2))) & 0x0F) - 8;
+      }
+      const float scale = scales[row * groups + g];
+      w.scales[row * w.scale_stride + g] = scale;
+      w.sums[row * groups + g] = sum;
+      w.scaled_sums[row] += static_cast<float>(sum) * scale;
     }
   }
   return w;
@@ -105,9 +131,27 @@ void int4_gemm(size_t m, const int8_t* x, std::span<const RowQuantization> rows,
 
 namespace detail {
 
+void prepare_int4_activations(size_t m, const int8_t* x, const Int4Weights& w,
+                              std::vector<int8_t>& xp, std::vector<int32_t>& corr) {
+  const size_t k = w.k, kp = w.padded_k();
+  xp.assign(m * kp, 0);
+  corr.resize(m * kp / 4);
+  for (size_t r = 0; r < m; ++r) {
+    std::memmove(xp.data() + r * kp, x + r * k, k);
+    const int8_t* row = xp.data() + r * kp;
+    int32_t* c = corr.data() + r * kp / 4;
+    for (size_t j = 0; j < kp / 4; ++j) {
+      c[j] = -8 * (row[4 * j] + row[4 * j + 1] + row[4 * j + 2] + row[4 * j + 3]);
+    }
+  }
+}
+
 void int4_gemm_with(Int4RowsFn fn, size_t m, const int8_t* x, std::span<const RowQuantization> rows,
                     const Int4Weights& w, const float* bias, float* y) {
   if (w.group % 32 != 0) fn = int4_rows_portable;  // the vector paths take whole blocks
+  std::vector<int8_t> xp;
+  std::vector<int32_t> corr;
+  prepare_int4_activations(m, x, w, xp, corr);
   // Work in tiles of up to kTileRows rows x kChunk columns, so each tile's sums fit a
   // small buffer and threads share the work even for one row (a decode step).
   constexpr size_t kChunk = 64;
@@ -118,7 +162,8 @@ void int4_gemm_with(Int4RowsFn fn, size_t m, const int8_t* x, std::span<const Ro
     for (size_t t = t0; t < t1; ++t) {
       const size_t c = t % chunks, r0 = t / chunks * kTileRows;
       const size_t n0 = c * kChunk, n1 = std::min(w.n, n0 + kChunk);
-      gemm_tile(fn, x, r0, std::min(kTileRows, m - r0), rows, w, bias, n0, n1, y, sums);
+      gemm_tile(fn, xp.data(), corr.data(), r0, std::min(kTileRows, m - r0), rows, w, bias, n0, n1,
+                y, sums);
     }
   };
   if (m * w.n * w.k < (size_t{1} << 17) || tiles * chunks < 2) {
@@ -128,19 +173,19 @@ void int4_gemm_with(Int4RowsFn fn, size_t m, const int8_t* x, std::span<const Ro
   ThreadPool::global().parallel_for(tiles * chunks, 1, run);
 }
 
-void int4_rows_portable(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
-                        float* sums, size_t ld) {
+void int4_rows_portable(const int8_t* x, const int32_t* /*corr*/, size_t rows, const Int4Weights& w,
+                        size_t n0, size_t n1, float* sums, size_t ld) {
   const size_t groups = w.groups_per_row();
   for (size_t r = 0; r < rows; ++r) {
-    const int8_t* xr = x + r * w.k;
+    const int8_t* xr = x + r * w.padded_k();
     for (size_t n = n0; n < n1; ++n) {
       float total = 0;
       for (size_t g = 0; g < groups; ++g) {
         int32_t s = 0;
         for (size_t i = g * w.group; i < (g + 1) * w.group; ++i) {
-          s += (static_cast<int32_t>(xr[i]) + 128) * (static_cast<int32_t>(stored(w, n, i)) - 8);
+          s += static_cast<int32_t>(xr[i]) * (static_cast<int32_t>(stored(w, n, i)) - 8);
         }
-        total += static_cast<float>(s) * w.scales[n * groups + g];
+        total += static_cast<float>(s) * w.scale(n, g);
       }
       sums[r * ld + (n - n0)] = total;
     }
@@ -157,13 +202,13 @@ std::vector<std::pair<const char*, Int4RowsFn>> available_int4_rows() {
 }
 
 #if !ET_CPU_X86
-void int4_rows_avx2(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
-                    float* sums, size_t ld) {
-  int4_rows_portable(x, rows, w, n0, n1, sums, ld);
+void int4_rows_avx2(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
+                    size_t n0, size_t n1, float* sums, size_t ld) {
+  int4_rows_portable(x, corr, rows, w, n0, n1, sums, ld);
 }
-void int4_rows_avx512vnni(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
-                          float* sums, size_t ld) {
-  int4_rows_portable(x, rows, w, n0, n1, sums, ld);
+void int4_rows_avx512vnni(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
+                          size_t n0, size_t n1, float* sums, size_t ld) {
+  int4_rows_portable(x, corr, rows, w, n0, n1, sums, ld);
 }
 #endif
 

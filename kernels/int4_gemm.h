@@ -21,21 +21,29 @@ namespace et::kernels {
 
 struct Int4Weights {
   size_t n = 0, k = 0, group = 0;
-  // Row-major [n][k / 64][32] bytes: in each pair of blocks (64 values), byte j holds
-  // value j in its low nibble and value j + 32 in its high one, each stored plus 8
-  // (0 .. 15): a block is one nibble of 32 consecutive bytes. Rows whose k is not a
-  // multiple of 64 pad with 8 (zero).
+  // Row-major [n][chunks_per_row()][64] bytes. A chunk holds 128 values, each stored
+  // plus 8 (0 .. 15): byte j of chunk c holds value 128c + j in its low nibble and
+  // 128c + 64 + j in its high one, so a 64-byte vector's low nibbles are 64 consecutive
+  // values and its high nibbles the next 64. Rows whose k is not a multiple of 128 pad
+  // with 8 (zero).
   std::vector<uint8_t> packed;
-  std::vector<float> scales;       // [n][k / group]
+  // [n][scale_stride]: one float per group, zero past the row's last group (the
+  // padding's groups, so vector paths may read them).
+  std::vector<float> scales;
+  size_t scale_stride = 0;
   std::vector<int32_t> sums;       // [n][k / group]: the sum of the group's int4 values
   std::vector<float> scaled_sums;  // [n]: sum over groups of scale * sums
   size_t blocks_per_row() const { return (k + 31) / 32; }
-  size_t pairs_per_row() const { return (k + 63) / 64; }
-  // The 32 bytes holding block b (values 32b .. 32b + 31) of weight row `row`, in their
-  // low nibbles when b is even, their high ones when odd.
+  size_t chunks_per_row() const { return (k + 127) / 128; }
+  size_t padded_k() const { return chunks_per_row() * 128; }
+  // The 32 bytes holding block b (values 32b .. 32b + 31) of weight row `row`: bytes
+  // 0-31 of its chunk for b % 4 of 0 or 2, 32-63 for 1 or 3; the low nibbles for b % 4
+  // of 0 or 1, the high ones for 2 or 3.
   const uint8_t* block_bytes(size_t row, size_t b) const {
-    return packed.data() + (row * pairs_per_row() + b / 2) * 32;
+    return packed.data() + (row * chunks_per_row() + b / 4) * 64 + (b % 2) * 32;
   }
+  static bool block_in_high_nibbles(size_t b) { return b % 4 >= 2; }
+  float scale(size_t row, size_t g) const { return scales[row * scale_stride + g]; }
   size_t groups_per_row() const { return k / group; }
 };
 
@@ -65,25 +73,31 @@ void int4_gemm(size_t m, const int8_t* x, std::span<const RowQuantization> rows,
                const Int4Weights& w, const float* bias, float* y);
 
 namespace detail {
-// Rows [0, rows) (at most kTileRows) of x (row stride k) against weight rows [n0, n1):
-// sums[r * ld + (n - n0)] = sum_g scale[n][g] * sum_{k in g} (x[r][k] + 128) * w[n][k]:
-// the activations as unsigned bytes (plus 128, what x86's byte products take), scaled
-// per group.
+// Rows [0, rows) (at most kTileRows) of the activations against weight rows [n0, n1):
+// sums[r * ld + (n - n0)] = sum_g scale[n][g] * sum_{k in g} x[r][k] * w[n][k].
+// x rows are w.padded_k() bytes apart, zero past k. corr rows are w.padded_k() / 4
+// int32 apart: corr[r][j] = -8 * (x[r][4j] + ... + x[r][4j + 3]), what AVX-512's one-row
+// path starts each four-byte lane of a product at, so that multiplying the stored
+// weights (w + 8, unsigned bytes) by x yields sum x * w (the other paths ignore it).
 constexpr size_t kTileRows = 4;
-using Int4RowsFn = void (*)(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0,
-                            size_t n1, float* sums, size_t ld);
-void int4_rows_portable(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
-                        float* sums, size_t ld);
-void int4_rows_avx2(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
-                    float* sums, size_t ld);
-void int4_rows_avx512vnni(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
-                          float* sums, size_t ld);
+using Int4RowsFn = void (*)(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
+                            size_t n0, size_t n1, float* sums, size_t ld);
+void int4_rows_portable(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
+                        size_t n0, size_t n1, float* sums, size_t ld);
+void int4_rows_avx2(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
+                    size_t n0, size_t n1, float* sums, size_t ld);
+void int4_rows_avx512vnni(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
+                          size_t n0, size_t n1, float* sums, size_t ld);
 // The implementations this CPU runs (portable first); int4_gemm uses the last that
 // ET_CPU_ISA allows. Tests call each.
 std::vector<std::pair<const char*, Int4RowsFn>> available_int4_rows();
 // int4_gemm with the given implementation.
 void int4_gemm_with(Int4RowsFn fn, size_t m, const int8_t* x, std::span<const RowQuantization> rows,
                     const Int4Weights& w, const float* bias, float* y);
+// The activations as the kernels take them: x rows padded with zeros to w.padded_k()
+// (into xp) and their corrections (into corr).
+void prepare_int4_activations(size_t m, const int8_t* x, const Int4Weights& w,
+                              std::vector<int8_t>& xp, std::vector<int32_t>& corr);
 }  // namespace detail
 
 }  // namespace et::kernels

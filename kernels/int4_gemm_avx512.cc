@@ -1,22 +1,20 @@
 // int4_gemm's products with AVX-512 VNNI (compiled with -mavx512f -mavx512bw
-// -mavx512vnni): vpdpbusd multiplies the activations plus 128 (unsigned bytes) by the
-// unpacked weights (signed bytes) and accumulates four products per 32-bit lane.
+// -mavx512vnni): vpdpbusd multiplies unsigned bytes by signed ones and accumulates four
+// products per 32-bit lane (see tile512 for which bytes are which).
 //
-// On 512-bit vectors, two blocks of 32 at a time: a pair's 32 bytes unpack into 64
-// weights (low nibbles, then high); lanes 0-7 of the product hold the first block's
-// sums and lanes 8-15 the second's, converted to float and scaled by their groups'
-// scales (groups of 32 put the two halves in different groups) into per-row float
-// lanes summed once per weight row. Rows of an odd number of
-// blocks take the 256-bit loop of int4_gemm_simd.h.
+// A chunk's 64 bytes (128 weights) give two vectors: the low nibbles are values 0-63
+// and the high nibbles 64-127, each against 64 consecutive activations. Lanes 0-7 of a
+// product hold one block's sums and lanes 8-15 the next one's; each is converted to
+// float and scaled by its group's scale into per-row float lanes, summed once per
+// weight row. Groups of 32 put the four blocks of a chunk in four groups (one load of
+// four scales, spread by two permutes); groups of 64, two; groups of a multiple of 128,
+// one; any other multiple of 32 looks each block's group up.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "kernels/int4_gemm.h"
-#include "kernels/int4_gemm_simd.h"
 
 // GCC 12 reports the intrinsics' own "undefined" upper halves (in cvtepi32_ps and the
-// 256-to-512-bit inserts) as maybe-uninitialized; they are set before use.
+// 128-to-512-bit casts) as maybe-uninitialized; they are set before use.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
@@ -24,89 +22,132 @@
 namespace et::kernels::detail {
 namespace {
 
-inline float horizontal_sum512(__m512 v) { return _mm512_reduce_add_ps(v); }
+enum class Groups { k32, k64, kChunk, kOther };
 
-// kRows activation rows x kCols weight rows, 64 values a step. REQUIRES: w.group % 32
-// == 0 and an even number of blocks a row.
-template <size_t kRows, size_t kCols>
-void tile512(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float* sums, size_t ld) {
-  const size_t groups = w.groups_per_row(), blocks = w.blocks_per_row(), k = w.k;
-  const size_t per_group = w.group / 32;
+// The scales of a chunk's two vectors (lanes 0-7 and 8-15 each one block's).
+template <Groups kGroups>
+inline void chunk_scales(const float* scale, size_t chunk, size_t group, __m512& lo, __m512& hi) {
+  const __m512i first = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i second = _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2);
+  if constexpr (kGroups == Groups::k32) {
+    const __m512 four = _mm512_castps128_ps512(_mm_loadu_ps(scale + chunk * 4));
+    lo = _mm512_permutexvar_ps(first, four);
+    hi = _mm512_permutexvar_ps(second, four);
+  } else if constexpr (kGroups == Groups::k64) {
+    lo = _mm512_set1_ps(scale[chunk * 2]);
+    hi = _mm512_set1_ps(scale[chunk * 2 + 1]);
+  } else if constexpr (kGroups == Groups::kChunk) {
+    lo = hi = _mm512_set1_ps(scale[chunk * 128 / group]);
+  } else {
+    const size_t b = chunk * 4;
+    const __m512 four = _mm512_castps128_ps512(
+        _mm_setr_ps(scale[b * 32 / group], scale[(b + 1) * 32 / group], scale[(b + 2) * 32 / group],
+                    scale[(b + 3) * 32 / group]));
+    lo = _mm512_permutexvar_ps(first, four);
+    hi = _mm512_permutexvar_ps(second, four);
+  }
+}
+
+// kRows activation rows x kCols weight rows, a chunk (128 weights) a step. One row
+// multiplies the stored weights by x from its corrections (no work per weight vector
+// but the unpacking); several rows instead multiply x + 128 (unsigned) by the weights
+// (stored - 8), which costs a subtraction per weight vector, shared by the rows, and
+// keeps the corrections out of the registers the rows' accumulators need: their sums
+// exceed sum x * w by 128 * sum w, taken off at the end (w.scaled_sums).
+template <size_t kRows, size_t kCols, Groups kGroups>
+void tile512(const int8_t* x, const int32_t* corr, const Int4Weights& w, size_t n0, size_t n1,
+             float* sums, size_t ld) {
+  constexpr bool kCorrected = kRows == 1;
+  const size_t chunks = w.chunks_per_row(), kp = w.padded_k();
   const __m512i nibble = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  // Lanes 0-7 take the first of two scales, lanes 8-15 the second.
-  const __m512i halves = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
   for (size_t n = n0; n < n1; n += kCols) {
     const uint8_t* row[kCols];
     const float* scale[kCols];
     for (size_t c = 0; c < kCols; ++c) {
-      row[c] = w.block_bytes(n + c, 0);
-      scale[c] = w.scales.data() + (n + c) * groups;
+      row[c] = w.packed.data() + (n + c) * chunks * 64;
+      scale[c] = w.scales.data() + (n + c) * w.scale_stride;
     }
     __m512 total[kRows][kCols];
     for (size_t r = 0; r < kRows; ++r)
       for (size_t c = 0; c < kCols; ++c) total[r][c] = _mm512_setzero_ps();
-    for (size_t b = 0; b < blocks; b += 2) {
-      __m512i weights[kCols];
-      __m512 s[kCols];
-      for (size_t c = 0; c < kCols; ++c) {
-        // A pair's 32 bytes: low nibbles are block b, high nibbles block b + 1.
-        const __m256i bytes =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[c] + b / 2 * 32));
-        const __m512i both =
-            _mm512_inserti64x4(_mm512_zextsi256_si512(bytes), _mm256_srli_epi16(bytes, 4), 1);
-        weights[c] = _mm512_sub_epi8(_mm512_and_si512(both, nibble), eight);
-        if (per_group == 1) {  // two groups: their scales are adjacent
-          double two;
-          std::memmove(&two, scale[c] + b, sizeof(two));
-          s[c] =
-              _mm512_permutexvar_ps(halves, _mm512_zextps128_ps512(_mm_castpd_ps(_mm_set_sd(two))));
+    for (size_t ch = 0; ch < chunks; ++ch) {
+      __m512i x_lo[kRows], x_hi[kRows], start_lo[kRows], start_hi[kRows];
+      for (size_t r = 0; r < kRows; ++r) {
+        const int8_t* xr = x + r * kp + ch * 128;
+        x_lo[r] = _mm512_loadu_si512(xr);
+        x_hi[r] = _mm512_loadu_si512(xr + 64);
+        if constexpr (kCorrected) {
+          const int32_t* cr = corr + r * (kp / 4) + ch * 32;
+          start_lo[r] = _mm512_loadu_si512(cr);
+          start_hi[r] = _mm512_loadu_si512(cr + 16);
         } else {
-          s[c] = _mm512_set1_ps(scale[c][b / per_group]);
+          x_lo[r] = _mm512_xor_si512(x_lo[r], flip);
+          x_hi[r] = _mm512_xor_si512(x_hi[r], flip);
+          start_lo[r] = start_hi[r] = _mm512_setzero_si512();
         }
       }
-      for (size_t r = 0; r < kRows; ++r) {
-        const __m512i xs = _mm512_xor_si512(
-            _mm512_loadu_si512(reinterpret_cast<const void*>(x + r * k + b * 32)), flip);
-        for (size_t c = 0; c < kCols; ++c) {
-          const __m512i acc = _mm512_dpbusd_epi32(_mm512_setzero_si512(), xs, weights[c]);
-          total[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), s[c], total[r][c]);
+      for (size_t c = 0; c < kCols; ++c) {
+        const __m512i bytes = _mm512_loadu_si512(row[c] + ch * 64);
+        __m512i lo = _mm512_and_si512(bytes, nibble);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
+        if constexpr (!kCorrected) {
+          lo = _mm512_sub_epi8(lo, eight);
+          hi = _mm512_sub_epi8(hi, eight);
+        }
+        __m512 s_lo, s_hi;
+        chunk_scales<kGroups>(scale[c], ch, w.group, s_lo, s_hi);
+        for (size_t r = 0; r < kRows; ++r) {
+          // Unsigned bytes first: the stored weights, or x + 128.
+          const __m512i a_lo = kCorrected ? _mm512_dpbusd_epi32(start_lo[r], lo, x_lo[r])
+                                          : _mm512_dpbusd_epi32(start_lo[r], x_lo[r], lo);
+          const __m512i a_hi = kCorrected ? _mm512_dpbusd_epi32(start_hi[r], hi, x_hi[r])
+                                          : _mm512_dpbusd_epi32(start_hi[r], x_hi[r], hi);
+          total[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a_lo), s_lo, total[r][c]);
+          total[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a_hi), s_hi, total[r][c]);
         }
       }
     }
-    for (size_t r = 0; r < kRows; ++r)
-      for (size_t c = 0; c < kCols; ++c)
-        sums[r * ld + (n + c - n0)] = horizontal_sum512(total[r][c]);
+    for (size_t r = 0; r < kRows; ++r) {
+      for (size_t c = 0; c < kCols; ++c) {
+        const float excess = kCorrected ? 0.0f : 128.0f * w.scaled_sums[n + c];
+        sums[r * ld + (n + c - n0)] = _mm512_reduce_add_ps(total[r][c]) - excess;
+      }
+    }
   }
 }
 
-template <size_t kRows, size_t kCols>
-void cols512(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float* sums, size_t ld) {
+template <size_t kRows, size_t kCols, Groups kGroups>
+void cols512(const int8_t* x, const int32_t* corr, const Int4Weights& w, size_t n0, size_t n1,
+             float* sums, size_t ld) {
   const size_t whole = n0 + (n1 - n0) / kCols * kCols;
-  tile512<kRows, kCols>(x, w, n0, whole, sums, ld);
-  tile512<kRows, 1>(x, w, whole, n1, sums + (whole - n0), ld);
+  tile512<kRows, kCols, kGroups>(x, corr, w, n0, whole, sums, ld);
+  tile512<kRows, 1, kGroups>(x, corr, w, whole, n1, sums + (whole - n0), ld);
+}
+
+template <Groups kGroups>
+void rows512(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w, size_t n0,
+             size_t n1, float* sums, size_t ld) {
+  switch (rows) {
+    case 4:
+      return cols512<4, 2, kGroups>(x, corr, w, n0, n1, sums, ld);
+    case 3:
+      return cols512<3, 2, kGroups>(x, corr, w, n0, n1, sums, ld);
+    case 2:
+      return cols512<2, 3, kGroups>(x, corr, w, n0, n1, sums, ld);
+    default:
+      return cols512<1, 4, kGroups>(x, corr, w, n0, n1, sums, ld);
+  }
 }
 
 }  // namespace
 
-void int4_rows_avx512vnni(const int8_t* x, size_t rows, const Int4Weights& w, size_t n0, size_t n1,
-                          float* sums, size_t ld) {
-  if (w.blocks_per_row() % 2 != 0) {
-    int4_rows_simd(x, rows, w, n0, n1, sums, ld, [](__m256i acc, __m256i xs, __m256i weights) {
-      return _mm256_dpbusd_epi32(acc, xs, weights);
-    });
-    return;
-  }
-  switch (rows) {
-    case 4:
-      return cols512<4, 2>(x, w, n0, n1, sums, ld);
-    case 3:
-      return cols512<3, 2>(x, w, n0, n1, sums, ld);
-    case 2:
-      return cols512<2, 3>(x, w, n0, n1, sums, ld);
-    default:
-      return cols512<1, 4>(x, w, n0, n1, sums, ld);
-  }
+void int4_rows_avx512vnni(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
+                          size_t n0, size_t n1, float* sums, size_t ld) {
+  if (w.group == 32) return rows512<Groups::k32>(x, corr, rows, w, n0, n1, sums, ld);
+  if (w.group == 64) return rows512<Groups::k64>(x, corr, rows, w, n0, n1, sums, ld);
+  if (w.group % 128 == 0) return rows512<Groups::kChunk>(x, corr, rows, w, n0, n1, sums, ld);
+  rows512<Groups::kOther>(x, corr, rows, w, n0, n1, sums, ld);
 }
 
 }  // namespace et::kernels::detail

@@ -1,13 +1,13 @@
-// The loop both vector paths of int4_gemm share; included only by files compiled for
-// AVX2 or later. `dot(acc, xs, weights)` adds the products of 32 unsigned activation
-// bytes (the int8 values plus 128) and 32 signed weight bytes into acc's eight 32-bit
-// lanes.
+// int4_gemm's 256-bit loop (the AVX2 path); included only by files compiled for AVX2 or
+// later. `dot(acc, xs, weights)` adds the products of 32 unsigned activation bytes (x
+// + 128) and 32 signed weight bytes into acc's eight 32-bit lanes.
 //
 // For each weight row and up to kTileRows activation rows: each block of 32 weights is
-// unpacked once (a shift and a mask) and multiplied into every activation row's
-// integer accumulator; at the end of a group each accumulator is converted to float
-// and added, times the group's scale, into that row's float lanes, which are summed
-// across lanes once per weight row.
+// unpacked once (a shift, a mask and the stored 8 taken off) and multiplied into every
+// activation row's integer accumulator; at the end of a group each accumulator is
+// converted to float and added, times the group's scale, into that row's float lanes,
+// which are summed across lanes once per weight row, less the 128 * sum w the
+// activations' offset added (w.scaled_sums).
 #pragma once
 
 #include <immintrin.h>
@@ -30,17 +30,11 @@ inline float horizontal_sum(__m256 v) {
 template <size_t kRows, size_t kCols, typename Dot>
 inline void int4_rows_tile(const int8_t* x, const Int4Weights& w, size_t n0, size_t n1, float* sums,
                            size_t ld, Dot dot) {
-  const size_t groups = w.groups_per_row(), k = w.k;
+  const size_t groups = w.groups_per_row(), kp = w.padded_k();
   const size_t per_group = w.group / 32;
   const __m256i nibble = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
   for (size_t n = n0; n < n1; n += kCols) {
-    const uint8_t* row[kCols];
-    const float* scale[kCols];
-    for (size_t c = 0; c < kCols; ++c) {
-      row[c] = w.block_bytes(n + c, 0);
-      scale[c] = w.scales.data() + (n + c) * groups;
-    }
     __m256 total[kRows][kCols];
     for (size_t r = 0; r < kRows; ++r)
       for (size_t c = 0; c < kCols; ++c) total[r][c] = _mm256_setzero_ps();
@@ -52,26 +46,29 @@ inline void int4_rows_tile(const int8_t* x, const Int4Weights& w, size_t n0, siz
         __m256i weights[kCols];
         for (size_t c = 0; c < kCols; ++c) {
           const __m256i bytes =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[c] + b / 2 * 32));
-          // Block b is the low nibbles of its pair's 32 bytes when b is even, else the high.
-          const __m256i nibbles = b % 2 == 0 ? bytes : _mm256_srli_epi16(bytes, 4);
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.block_bytes(n + c, b)));
+          const __m256i nibbles =
+              Int4Weights::block_in_high_nibbles(b) ? _mm256_srli_epi16(bytes, 4) : bytes;
           weights[c] = _mm256_sub_epi8(_mm256_and_si256(nibbles, nibble), eight);
         }
         for (size_t r = 0; r < kRows; ++r) {
           const __m256i xs = _mm256_xor_si256(
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + r * k + b * 32)), flip);
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + r * kp + b * 32)), flip);
           for (size_t c = 0; c < kCols; ++c) acc[r][c] = dot(acc[r][c], xs, weights[c]);
         }
       }
       for (size_t c = 0; c < kCols; ++c) {
-        const __m256 s = _mm256_set1_ps(scale[c][g]);
+        const __m256 s = _mm256_set1_ps(w.scale(n + c, g));
         for (size_t r = 0; r < kRows; ++r) {
           total[r][c] = _mm256_add_ps(total[r][c], _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][c]), s));
         }
       }
     }
-    for (size_t r = 0; r < kRows; ++r)
-      for (size_t c = 0; c < kCols; ++c) sums[r * ld + (n + c - n0)] = horizontal_sum(total[r][c]);
+    for (size_t r = 0; r < kRows; ++r) {
+      for (size_t c = 0; c < kCols; ++c) {
+        sums[r * ld + (n + c - n0)] = horizontal_sum(total[r][c]) - 128.0f * w.scaled_sums[n + c];
+      }
+    }
   }
 }
 

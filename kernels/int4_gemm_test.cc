@@ -38,7 +38,11 @@ TEST(Int4Gemm, EveryPathMatchesTheDefinition) {
   std::mt19937 rng(7);
   for (const Case& c :
        {Case{1, 67, 64, 32}, Case{5, 130, 256, 64}, Case{3, 5, 48, 16}, Case{2, 3, 6, 6},
-        Case{4, 200, 512, 128}, Case{1, 1, 32, 32}, Case{7, 65, 96, 32}, Case{9, 130, 64, 64}}) {
+        Case{4, 200, 512, 128}, Case{1, 1, 32, 32}, Case{7, 65, 96, 32}, Case{9, 130, 64, 64},
+        // Partial last chunks (k not a multiple of 128) and every grouping of the vector
+        // paths: 32, 64, a multiple of 128, another multiple of 32.
+        Case{2, 9, 160, 32}, Case{3, 7, 192, 64}, Case{1, 5, 320, 160}, Case{4, 6, 384, 96},
+        Case{2, 5, 256, 256}, Case{1, 3, 1536, 1536}}) {
     SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k << " group " << c.group);
     ASSERT_TRUE(int4_gemm_fits(c.k, c.group));
     const Weights w = random_weights(c, rng);

@@ -9,6 +9,7 @@
 // input's shape with a last dim of 1. `dtype` is not read: the range is always int8's.
 #include <cfloat>
 
+#include "kernels/min_max.h"
 #include "kernels/quantize.h"
 
 namespace et::kernels {
@@ -40,11 +41,8 @@ Status choose_qparams_per_token_asymmetric_out(KernelContext& ctx) {
   constexpr float qmin = -128.0f, qmax = 127.0f;
   for (int64_t r = 0; r < rows; ++r) {
     const float* v = x + r * row;
-    float lo = v[0], hi = v[0];
-    for (int64_t i = 1; i < row; ++i) {
-      lo = std::min(lo, v[i]);
-      hi = std::max(hi, v[i]);
-    }
+    float lo = v[0], hi = v[0];  // std::min / std::max over the row: NaNs after v[0] skipped
+    min_max(v + 1, static_cast<size_t>(row - 1), lo, hi);
     lo = std::min(lo, 0.0f);
     hi = std::max(hi, 0.0f);
     const float scale = std::max((hi - lo) / (qmax - qmin), FLT_EPSILON);

@@ -33,24 +33,32 @@ Status check_shapes(const KernelContext& ctx, const Tensor& value, const Tensor&
   return Status();
 }
 
-// Copies value[b, s] to cache[b, position(b, s)] (positions already checked).
+// Copies value[b, s] to cache[b, position(b, s)] (positions already checked), in runs
+// of the elements contiguous in both: a position's heads x head_dim at once when both
+// lay them out densely, else each head's head_dim, else element by element.
 template <typename Position>
 void copy_rows(const Tensor& value, Tensor& cache, Position position) {
-  const size_t elsize = value.element_size();
+  const int64_t elsize = value.element_size();
   const auto* in = static_cast<const uint8_t*>(value.data());
   auto* o = static_cast<uint8_t*>(cache.mutable_data());
+  if (value.numel() == 0) return;
+  const int64_t heads = value.size(2), dim = value.size(3);
+  const bool rows_dense = value.stride(3) == 1 && cache.stride(3) == 1;
+  const bool heads_dense = rows_dense && value.stride(2) == dim && cache.stride(2) == dim;
+  const int64_t run = heads_dense ? heads * dim : rows_dense ? dim : 1;
+  const int64_t runs_per_head = dim / run, runs = heads_dense ? 1 : heads * (dim / run);
   for (int64_t b = 0; b < value.size(0); ++b) {
     for (int64_t s = 0; s < value.size(1); ++s) {
       const int64_t p = position(b, s);
-      for (int64_t h = 0; h < value.size(2); ++h) {
-        for (int64_t d = 0; d < value.size(3); ++d) {
-          const int64_t src =
-              b * value.stride(0) + s * value.stride(1) + h * value.stride(2) + d * value.stride(3);
-          const int64_t dst =
-              b * cache.stride(0) + p * cache.stride(1) + h * cache.stride(2) + d * cache.stride(3);
-          std::memmove(o + dst * static_cast<int64_t>(elsize),
-                       in + src * static_cast<int64_t>(elsize), elsize);
-        }
+      for (int64_t r = 0; r < runs; ++r) {
+        // Run r starts at head r / runs_per_head, element (r % runs_per_head) * run.
+        const int64_t h = heads_dense ? 0 : r / runs_per_head;
+        const int64_t d = heads_dense ? 0 : (r % runs_per_head) * run;
+        const int64_t src =
+            b * value.stride(0) + s * value.stride(1) + h * value.stride(2) + d * value.stride(3);
+        const int64_t dst =
+            b * cache.stride(0) + p * cache.stride(1) + h * cache.stride(2) + d * cache.stride(3);
+        std::memmove(o + dst * elsize, in + src * elsize, static_cast<size_t>(run * elsize));
       }
     }
   }

@@ -105,6 +105,42 @@ TEST(QuantizedOps, FallbackCopies) {
   EXPECT_FALSE((*m2)->execute().ok());
 }
 
+// llama::update_cache.out(value [1, 2, 3, 4], cache [1, 5, 3, 4], 2, out=o) writes
+// positions 2 and 3 of the cache, in every layout of the cache: dense (a position's
+// heads copied at once), heads outermost (dim order 0, 2, 1, 3: each head's row), and
+// head_dim not innermost (dim order 0, 1, 3, 2: element by element).
+TEST(QuantizedOps, UpdateCacheWritesPositionsInEveryLayout) {
+  std::vector<float> value(24);
+  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<float>(i + 1);
+  for (const std::vector<uint8_t>& order :
+       {std::vector<uint8_t>{}, std::vector<uint8_t>{0, 2, 1, 3},
+        std::vector<uint8_t>{0, 1, 3, 2}}) {
+    SCOPED_TRACE(order.size());
+    OneCall p;
+    const int v = p.constant<float>(ScalarType::kFloat, {1, 2, 3, 4}, value);
+    const int cache = p.planned(ScalarType::kFloat, {1, 5, 3, 4}, order);
+    const int out = p.planned(ScalarType::kFloat, {1});
+    p.call("llama::update_cache", "out", {v, cache, p.b.add_int(2), out});
+    p.b.set_outputs({cache});
+    auto m = p.load();
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    ASSERT_TRUE((*m)->execute().ok());
+    const std::vector<float> after = values_of<float>(**m, 0);
+    // Element [0, s, h, d] of the cache in memory, by its dim order.
+    auto at = [&](int s, int h, int d) {
+      if (order.empty()) return (s * 3 + h) * 4 + d;
+      if (order[1] == 2) return (h * 5 + s) * 4 + d;
+      return (s * 4 + d) * 3 + h;
+    };
+    for (int s = 2; s < 4; ++s)
+      for (int h = 0; h < 3; ++h)
+        for (int d = 0; d < 4; ++d) {
+          ASSERT_EQ(after[at(s, h, d)], value[((s - 2) * 3 + h) * 4 + d])
+              << s << " " << h << " " << d;
+        }
+  }
+}
+
 TEST(QuantizedOps, RefuseWhatExecuTorchRefuses) {
   {  // zero points on a mixed linear layer
     OneCall p;

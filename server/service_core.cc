@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -1062,6 +1063,10 @@ namespace {
 // Tokens between the generation (which holds the method and a worker) and the thread
 // that writes them to the client: a client that stops reading stalls only the writer,
 // and the generation stops when too many tokens wait for too long.
+// The shortest time between two writes of generated tokens to a client (the first
+// token is written at once).
+constexpr std::chrono::milliseconds kStreamInterval{4};
+
 struct TokenQueue {
   std::mutex mu;
   std::condition_variable changed;
@@ -1092,17 +1097,27 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
   o.seed = req.seed();
 
   TokenQueue queue;
+  constexpr size_t kMostWaiting = 4096;  // tokens written to no one yet
   std::thread writer([&] {
     std::unique_lock<std::mutex> lock(queue.mu);
+    std::chrono::steady_clock::time_point last_write{};
     while (true) {
       queue.changed.wait(lock, [&] { return queue.done || !queue.tokens.empty(); });
       if (queue.tokens.empty()) return;  // done
+      // The first token goes at once; later ones wait out kStreamInterval from the last
+      // write, gathering what comes meanwhile (the loop does not wake this thread
+      // for them), so a fast decode does not pay a write per token in threads that
+      // take the cores it computes on.
+      queue.changed.wait_until(lock, last_write + kStreamInterval, [&] {
+        return queue.done || queue.tokens.size() >= kMostWaiting / 2;
+      });
       pb::GenerateResponse reply;
       for (int64_t t : queue.tokens) reply.add_tokens(t);
       queue.tokens.clear();
       queue.changed.notify_all();
       lock.unlock();
       const bool sent = write(reply);
+      last_write = std::chrono::steady_clock::now();
       lock.lock();
       if (!sent) {
         queue.broken = true;
@@ -1111,7 +1126,6 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
       }
     }
   });
-  constexpr size_t kMostWaiting = 4096;  // tokens written to no one yet
   bool not_reading = false;
   GenerationStats stats;
   Status status = with_method(*slot, [&]() -> Status {
@@ -1135,7 +1149,10 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
           }
           if (queue.broken || s->cancelled.load()) return false;
           queue.tokens.push_back(token);
-          queue.changed.notify_all();
+          // The writer waits for a first token, or for half the most a queue holds.
+          if (queue.tokens.size() == 1 || queue.tokens.size() == kMostWaiting / 2) {
+            queue.changed.notify_all();
+          }
           return true;
         });
     if (!result.ok()) return result.status();

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "backends/xnnpack/kernel_nodes.h"
+#include "kernels/min_max.h"
 #include "kernels/round_small.h"
 
 namespace et::xnn {
@@ -89,10 +90,7 @@ void convert_to_qd8(const Graph& graph, const GraphNode& node, std::span<void* c
   for (size_t r = 0; r < rows; ++r) {
     const float* row = x + r * width;
     float lo = 0.0f, hi = 0.0f;  // the range includes 0 anyway; NaNs are skipped
-    for (size_t i = 0; i < width; ++i) {
-      lo = row[i] < lo ? row[i] : lo;
-      hi = row[i] > hi ? row[i] : hi;
-    }
+    kernels::min_max(row, width, lo, hi);
     const float inv_scale = row_quantization(lo, hi, params[r]);
     const int32_t zp = params[r].zero_point;
     const float below = static_cast<float>(-128 - zp), above = static_cast<float>(127 - zp);
