@@ -9,6 +9,7 @@ numbers, a crash, or any other failure fails the test. KERNEL_GAPS counts those 
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import numpy as np
@@ -116,6 +117,10 @@ def test_info_lists_every_method():
             assert f"method {method['name']}\n" in out
         assert ("external data file:" in out) == ("ptd" in entry), out
         assert ("\nbundled program: test cases for " in out) == entry["bundled"], out
+        # Each method's planned memory: its buffers' bytes, or "none" (metadata methods).
+        for line in out.splitlines():
+            if line.startswith("  planned memory: "):
+                assert re.fullmatch(r"  planned memory: (none|\d+( \+ \d+)* bytes)", line), line
 
 
 def test_generate_matches_eagers_tokens():

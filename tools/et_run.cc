@@ -144,8 +144,9 @@ void print_info(const Program& program, const std::string& path) {
     std::vector<int64_t> buffers(
         m.planned_buffer_sizes.begin() + (m.planned_buffer_sizes.empty() ? 0 : 1),
         m.planned_buffer_sizes.end());
-    std::printf("  planned memory: %s bytes\n",
-                fmt::format("{}", fmt::join(buffers, " + ")).c_str());
+    std::printf(
+        "  planned memory: %s\n",
+        buffers.empty() ? "none" : fmt::format("{} bytes", fmt::join(buffers, " + ")).c_str());
     std::printf("  operators (%zu): %s\n", m.operators.size(),
                 fmt::format("{}", fmt::join(m.operators, ", ")).c_str());
     if (!m.backends.empty()) {
