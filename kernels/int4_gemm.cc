@@ -153,14 +153,17 @@ void int4_gemm_with(Int4RowsFn fn, size_t m, const int8_t* x, std::span<const Ro
   std::vector<int32_t> corr;
   prepare_int4_activations(m, x, w, xp, corr);
   // Work in tiles of up to kTileRows rows x kChunk columns, so each tile's sums fit a
-  // small buffer and threads share the work even for one row (a decode step).
+  // small buffer and threads share the work even for one row (a decode step). Tiles
+  // are numbered rows first: a thread's range of them covers whole column chunks, so
+  // each chunk's weights are read from memory once, by one thread, and stay in its
+  // caches while every row tile (a prefill's) uses them.
   constexpr size_t kChunk = 64;
   const size_t chunks = (w.n + kChunk - 1) / kChunk;
   const size_t tiles = (m + kTileRows - 1) / kTileRows;
   auto run = [&](size_t t0, size_t t1) {
     std::vector<float> sums;
     for (size_t t = t0; t < t1; ++t) {
-      const size_t c = t % chunks, r0 = t / chunks * kTileRows;
+      const size_t c = t / tiles, r0 = t % tiles * kTileRows;
       const size_t n0 = c * kChunk, n1 = std::min(w.n, n0 + kChunk);
       gemm_tile(fn, xp.data(), corr.data(), r0, std::min(kTileRows, m - r0), rows, w, bias, n0, n1,
                 y, sums);

@@ -34,6 +34,7 @@
 #include "backends/xnnpack/kernel_nodes.h"
 #include "kernels/min_max.h"
 #include "kernels/round_small.h"
+#include "runtime/thread_pool.h"
 
 namespace et::xnn {
 namespace {
@@ -87,14 +88,24 @@ void convert_to_qd8(const Graph& graph, const GraphNode& node, std::span<void* c
   QdParams* params = row_params(y, ptrs[node.outputs[0]]);
   const size_t rows = y.qd_rows();
   const size_t width = y.numel / rows;
-  for (size_t r = 0; r < rows; ++r) {
-    const float* row = x + r * width;
-    float lo = 0.0f, hi = 0.0f;  // the range includes 0 anyway; NaNs are skipped
-    kernels::min_max(row, width, lo, hi);
-    const float inv_scale = row_quantization(lo, hi, params[r]);
-    const int32_t zp = params[r].zero_point;
-    const float below = static_cast<float>(-128 - zp), above = static_cast<float>(127 - zp);
-    quantize_row(row, width, inv_scale, below, above, zp, q + r * width);
+  auto quantize = [&](size_t r0, size_t r1) {
+    for (size_t r = r0; r < r1; ++r) {
+      const float* row = x + r * width;
+      float lo = 0.0f, hi = 0.0f;  // the range includes 0 anyway; NaNs are skipped
+      kernels::min_max(row, width, lo, hi);
+      const float inv_scale = row_quantization(lo, hi, params[r]);
+      const int32_t zp = params[r].zero_point;
+      const float below = static_cast<float>(-128 - zp), above = static_cast<float>(127 - zp);
+      quantize_row(row, width, inv_scale, below, above, zp, q + r * width);
+    }
+  };
+  // A prefill's rows are shared by the process's threads; a decode step's one row is
+  // not worth waking them for.
+  constexpr size_t kParallelValues = size_t{1} << 14;
+  if (rows < 4 || rows * width < kParallelValues) {
+    quantize(0, rows);
+  } else {
+    ThreadPool::global().parallel_for(rows, 2, quantize);
   }
 }
 

@@ -127,7 +127,9 @@ def run(s: h.Settings) -> h.Section:
             contenders = {"runner": lambda: runner(pte), "runtime": lambda: runtime_loop(pte),
                           "et_run": lambda: et_run(pte), "daemon": lambda: daemon_generate(daemon, pte)}
             h.interleaved(1, contenders)  # warm-up
-            r = h.interleaved(max(s.repeats, 3), contenders)
+            # One generation is tens of milliseconds on a shared two-core machine: calls
+            # vary by about 10%, so more turns than the default steady the medians.
+            r = h.interleaved(s.repeats if s.quick else max(s.repeats, 7), contenders)
             for k, label in labels.items():
                 pre, dec = r[k]["prefill"], r[k]["decode"]
                 rows.append([recipe, label, f"{pre:.0f}", f"{pre / r['runner']['prefill']:.2f}x", f"{dec:.0f}",
