@@ -49,7 +49,7 @@ void gemm_tile(detail::Int4RowsFn fn, const int8_t* x, const int32_t* corr, size
                size_t n0, size_t n1, float* y, std::vector<float>& sums) {
   const size_t width = n1 - n0, kp = w.padded_k();
   sums.resize(rows * width);
-  fn(x + r0 * kp, corr + r0 * (kp / 4), rows, w, n0, n1, sums.data(), width);
+  fn(x + r0 * kp, rows == 1 ? corr : nullptr, rows, w, n0, n1, sums.data(), width);
   for (size_t r = 0; r < rows; ++r) {
     const RowQuantization q = quant[r0 + r];
     const auto offset = static_cast<float>(q.zero_point);
@@ -135,14 +135,13 @@ void prepare_int4_activations(size_t m, const int8_t* x, const Int4Weights& w,
                               std::vector<int8_t>& xp, std::vector<int32_t>& corr) {
   const size_t k = w.k, kp = w.padded_k();
   xp.assign(m * kp, 0);
-  corr.resize(m * kp / 4);
-  for (size_t r = 0; r < m; ++r) {
-    std::memmove(xp.data() + r * kp, x + r * k, k);
-    const int8_t* row = xp.data() + r * kp;
-    int32_t* c = corr.data() + r * kp / 4;
-    for (size_t j = 0; j < kp / 4; ++j) {
-      c[j] = -8 * (row[4 * j] + row[4 * j + 1] + row[4 * j + 2] + row[4 * j + 3]);
-    }
+  for (size_t r = 0; r < m; ++r) std::memmove(xp.data() + r * kp, x + r * k, k);
+  corr.clear();
+  if (m % kTileRows != 1) return;
+  corr.resize(kp / 4);
+  const int8_t* row = xp.data() + (m - 1) * kp;
+  for (size_t j = 0; j < kp / 4; ++j) {
+    corr[j] = -8 * (row[4 * j] + row[4 * j + 1] + row[4 * j + 2] + row[4 * j + 3]);
   }
 }
 

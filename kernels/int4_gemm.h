@@ -75,10 +75,11 @@ void int4_gemm(size_t m, const int8_t* x, std::span<const RowQuantization> rows,
 namespace detail {
 // Rows [0, rows) (at most kTileRows) of the activations against weight rows [n0, n1):
 // sums[r * ld + (n - n0)] = sum_g scale[n][g] * sum_{k in g} x[r][k] * w[n][k].
-// x rows are w.padded_k() bytes apart, zero past k. corr rows are w.padded_k() / 4
-// int32 apart: corr[r][j] = -8 * (x[r][4j] + ... + x[r][4j + 3]), what AVX-512's one-row
-// path starts each four-byte lane of a product at, so that multiplying the stored
-// weights (w + 8, unsigned bytes) by x yields sum x * w (the other paths ignore it).
+// x rows are w.padded_k() bytes apart, zero past k. When rows is 1, corr holds that
+// row's w.padded_k() / 4 corrections, corr[j] = -8 * (x[4j] + ... + x[4j + 3]): what
+// AVX-512's one-row path starts each four-byte lane of a product at, so that
+// multiplying the stored weights (w + 8, unsigned bytes) by x yields sum x * w. Calls
+// of several rows, and the other paths, do not read it (it may be null then).
 constexpr size_t kTileRows = 4;
 using Int4RowsFn = void (*)(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
                             size_t n0, size_t n1, float* sums, size_t ld);
@@ -95,7 +96,8 @@ std::vector<std::pair<const char*, Int4RowsFn>> available_int4_rows();
 void int4_gemm_with(Int4RowsFn fn, size_t m, const int8_t* x, std::span<const RowQuantization> rows,
                     const Int4Weights& w, const float* bias, float* y);
 // The activations as the kernels take them: x rows padded with zeros to w.padded_k()
-// (into xp) and their corrections (into corr).
+// (into xp), and the corrections of the one row that int4_gemm runs alone (the last,
+// when m % kTileRows is 1) into corr; else corr is left empty.
 void prepare_int4_activations(size_t m, const int8_t* x, const Int4Weights& w,
                               std::vector<int8_t>& xp, std::vector<int32_t>& corr);
 }  // namespace detail

@@ -78,7 +78,7 @@ void tile512(const int8_t* x, const int32_t* corr, const Int4Weights& w, size_t 
         x_lo[r] = _mm512_loadu_si512(xr);
         x_hi[r] = _mm512_loadu_si512(xr + 64);
         if constexpr (kCorrected) {
-          const int32_t* cr = corr + r * (kp / 4) + ch * 32;
+          const int32_t* cr = corr + ch * 32;  // kCorrected: the one row's
           start_lo[r] = _mm512_loadu_si512(cr);
           start_hi[r] = _mm512_loadu_si512(cr + 16);
         } else {

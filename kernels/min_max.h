@@ -12,10 +12,11 @@
 
 namespace et::kernels {
 
-// From the starting lo and hi, in order: lo = x < lo ? x : lo, hi = x > hi ? x : hi.
-// A NaN x changes nothing; a NaN start stays. Lanes give the same result as the
-// sequential loop: min and max of non-NaN values do not depend on order, and a tie
-// (+0 and -0) keeps the value already held, which every lane starts from.
+// From the starting lo and hi: lo = x < lo ? x : lo, hi = x > hi ? x : hi over the row.
+// A NaN x changes nothing; a NaN start stays. Lanes give the sequential loop's value:
+// min and max of non-NaN values do not depend on order. Only the sign of a zero
+// result may differ, when the row holds both +0 and -0 below a nonzero start (ties
+// keep what a lane holds first); from a zero start (XNNPACK's Convert) it cannot.
 inline void min_max(const float* x, size_t n, float& lo, float& hi) {
   size_t i = 0;
 #if defined(__SSE2__)

@@ -41,7 +41,9 @@ Status choose_qparams_per_token_asymmetric_out(KernelContext& ctx) {
   constexpr float qmin = -128.0f, qmax = 127.0f;
   for (int64_t r = 0; r < rows; ++r) {
     const float* v = x + r * row;
-    float lo = v[0], hi = v[0];  // std::min / std::max over the row: NaNs after v[0] skipped
+    // std::min / std::max over the row, NaNs after v[0] skipped (a zero's sign, which
+    // min_max may take from another lane, changes neither scale nor zero point).
+    float lo = v[0], hi = v[0];
     min_max(v + 1, static_cast<size_t>(row - 1), lo, hi);
     lo = std::min(lo, 0.0f);
     hi = std::max(hi, 0.0f);

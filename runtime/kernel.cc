@@ -3,9 +3,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+
+// Under AddressSanitizer the kept block's free part is poisoned, so a kernel that
+// reads scratch after its instruction ends is still reported, as it was when each
+// instruction's scratch was freed.
+#if defined(__SANITIZE_ADDRESS__)
+#define ET_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ET_ASAN 1
+#endif
+#endif
+#ifdef ET_ASAN
+#include <sanitizer/asan_interface.h>
+#define ET_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define ET_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define ET_POISON(p, n) ((void)(p), (void)(n))
+#define ET_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 namespace et {
 
@@ -13,13 +33,45 @@ void TempArena::Free::operator()(void* p) const { std::free(p); }
 
 void* TempArena::allocate(size_t nbytes, size_t alignment) {
   if (nbytes > limit_ - std::min(used_, limit_)) return nullptr;
-  blocks_.reserve(blocks_.size() + 1);  // before p exists: nothing leaks if it throws
   const size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
-  void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+  const size_t size = rounded == 0 ? alignment : rounded;
+  // From the kept block when it has room (it is 64-byte aligned: so is any offset
+  // rounded to a power of two up to 64).
+  const size_t start = (kept_used_ + alignment - 1) / alignment * alignment;
+  if (alignment <= 64 && start <= kept_size_ && size <= kept_size_ - start) {
+    kept_used_ = start + size;
+    used_ += nbytes;
+    wanted_ += size;
+    uint8_t* p = static_cast<uint8_t*>(kept_.get()) + start;
+    ET_UNPOISON(p, nbytes);
+    return p;
+  }
+  blocks_.reserve(blocks_.size() + 1);  // before p exists: nothing leaks if it throws
+  void* p = std::aligned_alloc(alignment, size);
   if (p == nullptr) return nullptr;
   blocks_.emplace_back(p);
   used_ += nbytes;
+  wanted_ += size + alignment;  // room for the alignment from the kept block next time
   return p;
+}
+
+void TempArena::reset() {
+  // An instruction that needed more than the kept block: keep one as large as its
+  // scratch in all (up to kMostKept), for the next call.
+  if (!blocks_.empty() && wanted_ > kept_size_ && wanted_ <= kMostKept) {
+    const size_t size = (wanted_ + 63) / 64 * 64;
+    kept_.reset();  // before the new one: one block at a time
+    kept_size_ = 0;
+    if (void* p = std::aligned_alloc(64, size)) {
+      kept_.reset(p);
+      kept_size_ = size;
+    }
+  }
+  blocks_.clear();
+  ET_POISON(kept_.get(), kept_size_);
+  kept_used_ = 0;
+  wanted_ = 0;
+  used_ = 0;
 }
 
 Status KernelContext::check_index(size_t i) const {

@@ -47,26 +47,36 @@ struct Scalar {
   bool is_floating() const { return kind == ValueKind::kDouble; }
 };
 
-// Scratch memory for one instruction; everything is released when it finishes. The
-// program chooses the sizes, so they are charged to a limit per instruction.
+// Scratch memory for one instruction, charged to a limit per instruction (the program
+// chooses the sizes). Scratch is given out from a block the arena keeps between
+// instructions, grown to the most one instruction has needed up to kMostKept bytes,
+// so a kernel that asks for the same scratch every call (attention over a KV cache)
+// does not map and fault in fresh pages each time; anything beyond comes from the
+// allocator and is freed by reset().
 class TempArena {
  public:
   static constexpr size_t kDefaultLimit = size_t{4} << 30;
+  static constexpr size_t kMostKept = size_t{16} << 20;
   explicit TempArena(size_t limit = kDefaultLimit) : limit_(limit) {}
 
-  // nullptr when the limit would be passed or memory is short.
+  // nullptr when the limit would be passed or memory is short. REQUIRES: alignment is
+  // a power of two.
   void* allocate(size_t nbytes, size_t alignment = 64);
-  void reset() {
-    blocks_.clear();
-    used_ = 0;
-  }
+  // Ends the instruction: its scratch is no longer in use.
+  void reset();
   size_t limit() const { return limit_; }
+  // The bytes kept between instructions.
+  size_t kept() const { return kept_size_; }
 
  private:
   struct Free {
     void operator()(void* p) const;
   };
-  std::vector<std::unique_ptr<void, Free>> blocks_;
+  std::unique_ptr<void, Free> kept_;  // kept_size_ bytes, 64-byte aligned
+  size_t kept_size_ = 0;
+  size_t kept_used_ = 0;  // this instruction's, from kept_
+  size_t wanted_ = 0;     // this instruction's scratch in all, rounded as allocated
+  std::vector<std::unique_ptr<void, Free>> blocks_;  // this instruction's beyond kept_
   size_t limit_;
   size_t used_ = 0;
 };
