@@ -49,14 +49,15 @@ struct Scalar {
 
 // Scratch memory for one instruction, charged to a limit per instruction (the program
 // chooses the sizes). Scratch is given out from a block the arena keeps between
-// instructions, grown to the most one instruction has needed up to kMostKept bytes,
+// instructions, grown to the most one instruction has needed up to kMostKept bytes
+// (a daemon holds one per method instance of every session, so the bound is small),
 // so a kernel that asks for the same scratch every call (attention over a KV cache)
 // does not map and fault in fresh pages each time; anything beyond comes from the
 // allocator and is freed by reset().
 class TempArena {
  public:
   static constexpr size_t kDefaultLimit = size_t{4} << 30;
-  static constexpr size_t kMostKept = size_t{16} << 20;
+  static constexpr size_t kMostKept = size_t{4} << 20;
   explicit TempArena(size_t limit = kDefaultLimit) : limit_(limit) {}
 
   // nullptr when the limit would be passed or memory is short. REQUIRES: alignment is
