@@ -105,7 +105,6 @@ Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t 
   // Enough groups a row to cover the padding's blocks, whatever the group.
   w.scale_stride = std::max(groups, (w.padded_k() + group - 1) / group);
   w.scales.assign(n * w.scale_stride, 0.0f);
-  w.sums.assign(n * groups, 0);
   w.scaled_sums.assign(n, 0.0f);
   for (size_t row = 0; row < n; ++row) {
     const uint8_t* src = qbint4 + row * (k / 2);
@@ -117,7 +116,6 @@ Int4Weights pack_int4_weights(const uint8_t* qbint4, size_t n, size_t k, size_t 
       }
       const float scale = scales[row * groups + g];
       w.scales[row * w.scale_stride + g] = scale;
-      w.sums[row * groups + g] = sum;
       w.scaled_sums[row] += static_cast<float>(sum) * scale;
     }
   }

@@ -31,9 +31,7 @@ struct Int4Weights {
   // padding's groups, so vector paths may read them).
   std::vector<float> scales;
   size_t scale_stride = 0;
-  std::vector<int32_t> sums;       // [n][k / group]: the sum of the group's int4 values
-  std::vector<float> scaled_sums;  // [n]: sum over groups of scale * sums
-  size_t blocks_per_row() const { return (k + 31) / 32; }
+  std::vector<float> scaled_sums;  // [n]: sum over groups of scale * the group's values
   size_t chunks_per_row() const { return (k + 127) / 128; }
   size_t padded_k() const { return chunks_per_row() * 128; }
   // The 32 bytes holding block b (values 32b .. 32b + 31) of weight row `row`: bytes

@@ -46,19 +46,18 @@ void copy_rows(const Tensor& value, Tensor& cache, Position position) {
   const bool rows_dense = value.stride(3) == 1 && cache.stride(3) == 1;
   const bool heads_dense = rows_dense && value.stride(2) == dim && cache.stride(2) == dim;
   const int64_t run = heads_dense ? heads * dim : rows_dense ? dim : 1;
-  const int64_t runs_per_head = dim / run, runs = heads_dense ? 1 : heads * (dim / run);
+  const int64_t head_runs = heads_dense ? 1 : heads, runs_per_head = heads_dense ? 1 : dim / run;
   for (int64_t b = 0; b < value.size(0); ++b) {
     for (int64_t s = 0; s < value.size(1); ++s) {
       const int64_t p = position(b, s);
-      for (int64_t r = 0; r < runs; ++r) {
-        // Run r starts at head r / runs_per_head, element (r % runs_per_head) * run.
-        const int64_t h = heads_dense ? 0 : r / runs_per_head;
-        const int64_t d = heads_dense ? 0 : (r % runs_per_head) * run;
-        const int64_t src =
-            b * value.stride(0) + s * value.stride(1) + h * value.stride(2) + d * value.stride(3);
-        const int64_t dst =
-            b * cache.stride(0) + p * cache.stride(1) + h * cache.stride(2) + d * cache.stride(3);
-        std::memmove(o + dst * elsize, in + src * elsize, static_cast<size_t>(run * elsize));
+      for (int64_t h = 0; h < head_runs; ++h) {
+        for (int64_t d = 0; d < runs_per_head * run; d += run) {
+          const int64_t src =
+              b * value.stride(0) + s * value.stride(1) + h * value.stride(2) + d * value.stride(3);
+          const int64_t dst =
+              b * cache.stride(0) + p * cache.stride(1) + h * cache.stride(2) + d * cache.stride(3);
+          std::memmove(o + dst * elsize, in + src * elsize, static_cast<size_t>(run * elsize));
+        }
       }
     }
   }

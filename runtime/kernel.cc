@@ -1,31 +1,13 @@
 #include "runtime/kernel.h"
 
 #include <fmt/format.h>
+#include <sanitizer/asan_interface.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
-
-// Under AddressSanitizer the kept block's free part is poisoned, so a kernel that
-// reads scratch after its instruction ends is still reported, as it was when each
-// instruction's scratch was freed.
-#if defined(__SANITIZE_ADDRESS__)
-#define ET_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ET_ASAN 1
-#endif
-#endif
-#ifdef ET_ASAN
-#include <sanitizer/asan_interface.h>
-#define ET_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define ET_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define ET_POISON(p, n) ((void)(p), (void)(n))
-#define ET_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
 
 namespace et {
 
@@ -43,7 +25,7 @@ void* TempArena::allocate(size_t nbytes, size_t alignment) {
     used_ += nbytes;
     wanted_ += size;
     uint8_t* p = static_cast<uint8_t*>(kept_.get()) + start;
-    ET_UNPOISON(p, nbytes);
+    ASAN_UNPOISON_MEMORY_REGION(p, nbytes);
     return p;
   }
   blocks_.reserve(blocks_.size() + 1);  // before p exists: nothing leaks if it throws
@@ -68,7 +50,9 @@ void TempArena::reset() {
     }
   }
   blocks_.clear();
-  ET_POISON(kept_.get(), kept_size_);
+  // Under ASan the kept block's free part is poisoned, so a kernel that reads scratch
+  // after its instruction ends is still reported (a no-op elsewhere).
+  ASAN_POISON_MEMORY_REGION(kept_.get(), kept_size_);
   kept_used_ = 0;
   wanted_ = 0;
   used_ = 0;

@@ -1060,13 +1060,13 @@ int64_t ServiceCore::program_context(MethodSlot& slot, const std::atomic<bool>& 
 
 namespace {
 
-// Tokens between the generation (which holds the method and a worker) and the thread
-// that writes them to the client: a client that stops reading stalls only the writer,
-// and the generation stops when too many tokens wait for too long.
 // The shortest time between two writes of generated tokens to a client (the first
 // token is written at once).
 constexpr std::chrono::milliseconds kStreamInterval{4};
 
+// Tokens between the generation (which holds the method and a worker) and the thread
+// that writes them to the client: a client that stops reading stalls only the writer,
+// and the generation stops when too many tokens wait for too long.
 struct TokenQueue {
   std::mutex mu;
   std::condition_variable changed;
