@@ -25,16 +25,17 @@ namespace {
 struct Portable {
   static constexpr int kMr = 4, kNr = 8, kKc = 256, kMc = 64, kNc = 512;
 
-  static void tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+  template <int R, bool kRowsA>
+  static void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                    bool accumulate) {
-    float t[kMr][kNr] = {};
+    float t[R][kNr] = {};
     for (int64_t p = 0; p < kc; ++p) {
-      for (int i = 0; i < kMr; ++i) {
-        const float x = a[p * kMr + i];
+      for (int i = 0; i < R; ++i) {
+        const float x = a[kRowsA ? i * lda + p : p * kMr + i];
         for (int j = 0; j < kNr; ++j) t[i][j] += x * b[p * kNr + j];
       }
     }
-    for (int i = 0; i < kMr; ++i) {
+    for (int i = 0; i < R; ++i) {
       for (int j = 0; j < kNr; ++j)
         c[i * ldc + j] = accumulate ? c[i * ldc + j] + t[i][j] : t[i][j];
     }
@@ -80,6 +81,10 @@ struct Portable {
 
 void sgemm_portable(const SgemmArgs& args, bool rows_path) {
   blocked_sgemm<Portable>(args, rows_path);
+}
+
+PackedKernel packed_kernel_portable() {
+  return {Portable::kMr, Portable::kNr, &packed_panels<Portable>};
 }
 
 }  // namespace detail

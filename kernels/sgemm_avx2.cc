@@ -17,22 +17,23 @@ float lane_sum(__m256 v) {
 struct Avx2 {
   static constexpr int kMr = 6, kNr = 16, kKc = 256, kMc = 96, kNc = 1024;
 
-  static void tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+  template <int R, bool kRowsA>
+  static void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                    bool accumulate) {
-    __m256 lo[kMr], hi[kMr];
+    __m256 lo[R], hi[R];
 #pragma GCC unroll 6
-    for (int i = 0; i < kMr; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
+    for (int i = 0; i < R; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
     for (int64_t p = 0; p < kc; ++p) {
       const __m256 b0 = _mm256_loadu_ps(b + p * kNr), b1 = _mm256_loadu_ps(b + p * kNr + 8);
 #pragma GCC unroll 6
-      for (int i = 0; i < kMr; ++i) {
-        const __m256 x = _mm256_broadcast_ss(a + p * kMr + i);
+      for (int i = 0; i < R; ++i) {
+        const __m256 x = _mm256_broadcast_ss(a + (kRowsA ? i * lda + p : p * kMr + i));
         lo[i] = _mm256_fmadd_ps(x, b0, lo[i]);
         hi[i] = _mm256_fmadd_ps(x, b1, hi[i]);
       }
     }
 #pragma GCC unroll 6
-    for (int i = 0; i < kMr; ++i) {
+    for (int i = 0; i < R; ++i) {
       float* row = c + i * ldc;
       if (accumulate) {
         lo[i] = _mm256_add_ps(_mm256_loadu_ps(row), lo[i]);
@@ -118,5 +119,7 @@ struct Avx2 {
 }  // namespace
 
 void sgemm_avx2(const SgemmArgs& args, bool rows_path) { blocked_sgemm<Avx2>(args, rows_path); }
+
+PackedKernel packed_kernel_avx2() { return {Avx2::kMr, Avx2::kNr, &packed_panels<Avx2>}; }
 
 }  // namespace et::kernels::detail

@@ -21,22 +21,27 @@ float lane_sum(__m512 v) {
 struct Avx512 {
   static constexpr int kMr = 8, kNr = 32, kKc = 256, kMc = 128, kNc = 1024;
 
-  static void tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+  template <int R, bool kRowsA>
+  static void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                    bool accumulate) {
-    __m512 lo[kMr], hi[kMr];
+    __m512 lo[R], hi[R];
 #pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) lo[i] = hi[i] = _mm512_setzero_ps();
+    for (int i = 0; i < R; ++i) lo[i] = hi[i] = _mm512_setzero_ps();
     for (int64_t p = 0; p < kc; ++p) {
+      // B a kilobyte ahead: packed_sgemm's weights stream from memory through the
+      // first row tile of each block (packed blocks of sgemm are in cache already).
+      _mm_prefetch(reinterpret_cast<const char*>(b + p * kNr + 256), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(b + p * kNr + 256 + 16), _MM_HINT_T0);
       const __m512 b0 = _mm512_loadu_ps(b + p * kNr), b1 = _mm512_loadu_ps(b + p * kNr + 16);
 #pragma GCC unroll 8
-      for (int i = 0; i < kMr; ++i) {
-        const __m512 x = _mm512_set1_ps(a[p * kMr + i]);
+      for (int i = 0; i < R; ++i) {
+        const __m512 x = _mm512_set1_ps(a[kRowsA ? i * lda + p : p * kMr + i]);
         lo[i] = _mm512_fmadd_ps(x, b0, lo[i]);
         hi[i] = _mm512_fmadd_ps(x, b1, hi[i]);
       }
     }
 #pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) {
+    for (int i = 0; i < R; ++i) {
       float* row = c + i * ldc;
       if (accumulate) {
         lo[i] = _mm512_add_ps(_mm512_loadu_ps(row), lo[i]);
@@ -128,5 +133,7 @@ struct Avx512 {
 }  // namespace
 
 void sgemm_avx512(const SgemmArgs& args, bool rows_path) { blocked_sgemm<Avx512>(args, rows_path); }
+
+PackedKernel packed_kernel_avx512() { return {Avx512::kMr, Avx512::kNr, &packed_panels<Avx512>}; }
 
 }  // namespace et::kernels::detail

@@ -6,21 +6,43 @@
 // A microkernel set K provides:
 //   kMr, kNr         the register tile (rows of A by columns of B);
 //   kKc, kMc, kNc    the cache blocks (depth, rows, columns), kMc % kMr == kNc % kNr == 0;
-//   tile(kc, a, b, c, ldc, accumulate)
-//       the kMr x kNr tile sum_p a[p * kMr + i] * b[p * kNr + j] over p < kc, summed from
-//       zero in order of p, then stored to c[i * ldc + j] (added to it with accumulate);
+//   tile<R, kRowsA>(kc, a, lda, b, c, ldc, accumulate)    for 1 <= R <= kMr
+//       the R x kNr tile sum_p A(i, p) * b[p * kNr + j] over p < kc, summed from zero in
+//       order of p, then stored to c[i * ldc + j] (added to it with accumulate), where
+//       A(i, p) is a[p * kMr + i] (A packed) or, with kRowsA, a[i * lda + p] (A's rows);
 //   row(kc, a, b, ldb, n, c, accumulate)          c[j] (+)= sum_p a[p] * b[p * ldb + j]
 //   row_transposed(kc, a, b, ldb, n, c, accumulate) c[j] (+)= sum_p a[p] * b[j * ldb + p]
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/packed_sgemm.h"
 #include "kernels/sgemm.h"
 
 namespace et::kernels::detail {
 
 // This thread's packing buffer, at least `floats` long (kept for the next call).
 float* sgemm_scratch(int64_t floats);
+
+// A packed_sgemm() call as one ISA's kernels run it (plain data, shared by every file):
+// x's m rows (ldx apart) go in `tiles` balanced row tiles (tile_height below), each
+// multiplied straight from x's rows.
+struct PackedCall {
+  int64_t m = 0, tiles = 0;
+  const float* x = nullptr;
+  int64_t ldx = 0;
+  const PackedWeights* w = nullptr;
+  const float* bias = nullptr;
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
+
+// One ISA's side of packed_sgemm(): its register tile, and the product over W's panels
+// [first, last).
+struct PackedKernel {
+  int64_t mr = 0, nr = 0;
+  void (*panels)(const PackedCall& call, int64_t first, int64_t last) = nullptr;
+};
 
 // At most this many rows of C (in the whole product, not one thread's share) go row by row,
 // without packing: packing B would cost as much as the product itself.
@@ -133,12 +155,12 @@ void blocked_sgemm(const SgemmArgs& g, bool rows_path) {
             const float* a_panel = packed_a + ir * kc;
             float* c = g.c + (ic + ir) * g.ldc + jc + jr;
             if (mr == MR && nr == NR) {
-              K::tile(kc, a_panel, b_panel, c, g.ldc, accumulate);
+              K::template tile<MR, false>(kc, a_panel, 0, b_panel, c, g.ldc, accumulate);
               continue;
             }
             // An edge tile: computed whole into `edge`, its valid part stored the way
             // tile() stores (sum from zero, then added to C).
-            K::tile(kc, a_panel, b_panel, edge, NR, false);
+            K::template tile<MR, false>(kc, a_panel, 0, b_panel, edge, NR, false);
             for (int64_t i = 0; i < mr; ++i) {
               for (int64_t j = 0; j < nr; ++j) {
                 const float v = edge[i * NR + j];
@@ -148,6 +170,62 @@ void blocked_sgemm(const SgemmArgs& g, bool rows_path) {
           }
         }
       }
+    }
+  }
+}
+
+// Rows of row tile t when m rows go into `tiles` tiles as evenly as possible, and the
+// first row of tile t.
+int64_t tile_height(int64_t m, int64_t tiles, int64_t t) {
+  return m / tiles + (t < m % tiles ? 1 : 0);
+}
+
+// The tile of `rows` (1 .. kMr) rows of A, read from its rows (lda apart), by K's kernel
+// of that height.
+template <class K, int R = K::kMr>
+void tile_of(int64_t rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c,
+             int64_t ldc, bool accumulate) {
+  if constexpr (R > 1) {
+    if (rows < R) return tile_of<K, R - 1>(rows, kc, a, lda, b, c, ldc, accumulate);
+  }
+  K::template tile<R, true>(kc, a, lda, b, c, ldc, accumulate);
+}
+
+// packed_sgemm() over W's panels [first, last): per panel, depth block by depth block,
+// every row tile against the block (which stays in L1), then the bias.
+template <class K>
+void packed_panels(const PackedCall& g, int64_t first, int64_t last) {
+  constexpr int64_t MR = K::kMr, NR = K::kNr;
+  const int64_t k = g.w->k, n = g.w->n;
+  alignas(64) float edge[MR * NR];
+  for (int64_t q = first; q < last; ++q) {
+    const float* panel = g.w->panels.get() + q * k * NR;
+    const int64_t j0 = q * NR, nr = lesser(NR, n - j0);
+    for (int64_t pc = 0; pc < k; pc += K::kKc) {
+      const int64_t kc = lesser<int64_t>(K::kKc, k - pc);
+      const bool accumulate = pc > 0;
+      for (int64_t t = 0, i0 = 0; t < g.tiles; ++t) {
+        const int64_t rows = tile_height(g.m, g.tiles, t);
+        const float* a = g.x + i0 * g.ldx + pc;
+        float* c = g.y + i0 * g.ldy + j0;
+        i0 += rows;
+        if (nr == NR) {
+          tile_of<K>(rows, kc, a, g.ldx, panel + pc * NR, c, g.ldy, accumulate);
+          continue;
+        }
+        tile_of<K>(rows, kc, a, g.ldx, panel + pc * NR, edge, NR, false);
+        for (int64_t i = 0; i < rows; ++i) {
+          for (int64_t j = 0; j < nr; ++j) {
+            const float v = edge[i * NR + j];
+            c[i * g.ldy + j] = accumulate ? c[i * g.ldy + j] + v : v;
+          }
+        }
+      }
+    }
+    if (g.bias == nullptr) continue;
+    for (int64_t i = 0; i < g.m; ++i) {
+      float* row = g.y + i * g.ldy + j0;
+      for (int64_t j = 0; j < nr; ++j) row[j] += g.bias[j0 + j];
     }
   }
 }

@@ -187,7 +187,6 @@ Status CompiledGraph::plan() {
   const size_t nvalues = graph_.values.size();
   for (const GraphValue& v : graph_.values) {
     if (v.defined && !v.data) activation_bytes_ += v.nbytes();
-    if (v.data) weight_bytes_ += v.nbytes();
   }
   if (activation_bytes_ > options_.max_activation_bytes) {
     return resource_exhausted(
@@ -201,6 +200,10 @@ Status CompiledGraph::plan() {
   for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
     const GraphNode& node = graph_.nodes[n];
     ET_RETURN_IF_ERROR(check_node(graph_, node));
+    if (node.type == NodeType::kFullyConnected &&
+        graph_.values[node.inputs[1]].numel >= options_.packed_fc_min_filter) {
+      pack_fully_connected_filter(graph_, node);
+    }
     for (uint32_t id : node.inputs) {
       if (id != kNoValue && !graph_.values[id].data && !written[id]) {
         return invalid_program(
@@ -252,16 +255,22 @@ Status CompiledGraph::plan() {
   // staged in the replica. (XNNPACK gives a value nobody reads no memory, yet still
   // runs the node writing it: it asserts, or writes through a null pointer.)
   std::vector<std::vector<size_t>> users(nvalues);
-  std::vector<bool> read(nvalues, false);
+  std::vector<bool> read(nvalues, false), xnnpack_constant(nvalues, false);
   for (size_t s = 0; s < steps_.size(); ++s) {
     for (uint32_t n : steps_[s].nodes) {
       for (uint32_t id : graph_.nodes[n].inputs) {
         if (id == kNoValue) continue;
         users[id].push_back(s);
         read[id] = true;
+        xnnpack_constant[id] =
+            xnnpack_constant[id] || (steps_[s].on_xnnpack && graph_.values[id].data);
       }
       for (uint32_t id : graph_.nodes[n].outputs) users[id].push_back(s);
     }
+  }
+  // What each replica packs a copy of: the constants XNNPACK's steps read.
+  for (uint32_t id = 0; id < nvalues; ++id) {
+    if (xnnpack_constant[id]) weight_bytes_ += graph_.values[id].nbytes();
   }
   std::vector<bool> outside(nvalues, false);
   for (uint32_t id = 0; id < nvalues; ++id) {

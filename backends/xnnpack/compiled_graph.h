@@ -43,6 +43,12 @@ struct CompileOptions {
   // of XNNPACK nodes is split where this changes, so each runtime either has the pool
   // or does not; fewer than 4 small nodes next to large ones go with the large ones.
   size_t parallel_min_work = size_t{1} << 17;
+  // float32 FullyConnected nodes whose constant filter has at least this many elements
+  // run on packed_sgemm, the filter packed once for every input shape and replica
+  // (pack_fully_connected_filter); smaller ones stay on XNNPACK, which packs a copy per
+  // shape and replica but runs small products with less overhead. 0: every one on
+  // packed_sgemm; SIZE_MAX: every one on XNNPACK.
+  size_t packed_fc_min_filter = size_t{1} << 17;
 };
 
 // The work of running `nodes` of `graph`, about multiply-adds: each output element costs
@@ -69,7 +75,9 @@ ReplicaStats replica_stats();
 
 class CompiledGraph {
  public:
-  // Verifies every node's shapes, plans the steps and builds the first replica, so
+  // Verifies every node's shapes, plans the steps (packing large float32
+  // FullyConnected filters for our kernels, CompileOptions::packed_fc_min_filter) and
+  // builds the first replica, so
   // every error (an unsupported node type, a node XNNPACK refuses) surfaces here.
   // Float16 values are compiled as float32 (fp16_as_fp32.h): graph() then says fp32,
   // and run() takes and gives float32 buffers for them.

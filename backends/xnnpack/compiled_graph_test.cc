@@ -236,26 +236,49 @@ TEST(Refusals, PReLUWithARuntimeSlope) {
 
 // ---- Dense and convolution nodes -----------------------------------------------------
 
+// Both ways a float FullyConnected runs: our packed_sgemm on the filter packed once
+// (large filters), and XNNPACK (CompileOptions::packed_fc_min_filter); filters
+// [N, K] and [K, N] (the transpose flag), with and without a bias.
 TEST(FullyConnected, MatchesReference) {
-  PayloadBuilder b;
-  const uint32_t in = b.input({2, 3, 5});
-  const uint32_t out = b.output({2, 3, 4});
-  const Floats w = sample(20, false, 0.5f), bias = sample(4, false, 1.5f);
-  const uint32_t wid = b.constant({4, 5}, w);
-  const uint32_t bid = b.constant({4}, bias);
-  b.fully_connected(in, wid, bid, out);
-  auto built = compile(b);
-  ASSERT_TRUE(built.ok()) << built.status().to_string();
-  const Floats x = sample(30);
-  Floats want(24);
-  for (size_t r = 0; r < 6; ++r) {
-    for (size_t n = 0; n < 4; ++n) {
-      float acc = bias[n];
-      for (size_t k = 0; k < 5; ++k) acc += x[r * 5 + k] * w[n * 5 + k];
-      want[r * 4 + n] = acc;
+  constexpr uint32_t kFilterKByN = 0x1;
+  for (bool on_xnnpack : {false, true}) {
+    for (bool k_by_n : {false, true}) {
+      for (bool with_bias : {false, true}) {
+        PayloadBuilder b;
+        const uint32_t in = b.input({2, 3, 5});
+        const uint32_t out = b.output({2, 3, 4});
+        const Floats w = sample(20, false, 0.5f), bias = sample(4, false, 1.5f);
+        Floats stored = w;  // as the payload holds it
+        if (k_by_n) {
+          for (size_t n = 0; n < 4; ++n)
+            for (size_t k = 0; k < 5; ++k) stored[k * 4 + n] = w[n * 5 + k];
+        }
+        const uint32_t wid =
+            b.constant(k_by_n ? std::vector<size_t>{5, 4} : std::vector<size_t>{4, 5}, stored);
+        const uint32_t bid = with_bias ? b.constant({4}, bias) : kNoValue;
+        b.fully_connected(in, wid, bid, out, k_by_n ? kFilterKByN : 0);
+        CompileOptions options;
+        options.packed_fc_min_filter = on_xnnpack ? 21 : 20;
+        auto built = compile(b, options);
+        ASSERT_TRUE(built.ok()) << built.status().to_string();
+        ASSERT_EQ(built->graph->steps().size(), 1u);
+        EXPECT_EQ(built->graph->steps()[0].on_xnnpack, on_xnnpack);
+        EXPECT_EQ(built->graph->graph().values[wid].packed != nullptr, !on_xnnpack);
+        const Floats x = sample(30);
+        Floats want(24);
+        for (size_t r = 0; r < 6; ++r) {
+          for (size_t n = 0; n < 4; ++n) {
+            float acc = with_bias ? bias[n] : 0.0f;
+            for (size_t k = 0; k < 5; ++k) acc += x[r * 5 + k] * w[n * 5 + k];
+            want[r * 4 + n] = acc;
+          }
+        }
+        SCOPED_TRACE(::testing::Message() << "on_xnnpack=" << on_xnnpack << " k_by_n=" << k_by_n
+                                          << " bias=" << with_bias);
+        expect_near(run(*built->graph, {x})[0], want, 1e-4f);
+      }
     }
   }
-  expect_near(run(*built->graph, {x})[0], want, 1e-4f);
 }
 
 // NHWC convolution reference; filter [OC, KH, KW, GIC] (depthwise: [1, KH, KW, OC]).
@@ -638,6 +661,8 @@ PayloadBuilder fc_adds_fc(const Floats& w, int adds) {
 TEST(Plan, ThreadsOnlyForNodesWithEnoughWork) {
   const Floats w = sample(64 * 64, false, 0.05f);
   CompileOptions split_options, serial_options;
+  // The FullyConnected nodes on XNNPACK: this plans XNNPACK's runs.
+  split_options.packed_fc_min_filter = serial_options.packed_fc_min_filter = SIZE_MAX;
   split_options.parallel_min_work = 100000;
   serial_options.parallel_min_work = SIZE_MAX;
   for (int adds : {1, 4}) {
@@ -909,6 +934,32 @@ TEST(DynamicDims, ASmallerInputRunsAGraphCompiledForIt) {
   auto again = built.graph->for_input_dims({{{2, 3}}});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->get(), shaped->get());
+}
+
+// A packed filter is packed once per program: every input shape's graph runs on the
+// same packing, and XNNPACK's replicas hold no copy of it (nor count it).
+TEST(FullyConnected, FilterPackedOnceForEveryShape) {
+  const uint64_t before = replica_stats().weight_bytes, kernel_before = kernel_weight_bytes();
+  CompileOptions packed;
+  packed.packed_fc_min_filter = 15;  // the filter's size: packed
+  Built built = dynamic_rows_graph(packed);
+  EXPECT_EQ(replica_stats().weight_bytes, before);
+  const Graph& g = built.graph->graph();
+  const uint32_t filter = g.nodes[0].inputs[1];
+  ASSERT_NE(g.values[filter].packed, nullptr);
+  const uint64_t packed_bytes = g.values[filter].packed->bytes();
+  EXPECT_GE(packed_bytes, 15 * sizeof(float));
+  EXPECT_EQ(kernel_weight_bytes(), kernel_before + packed_bytes);
+  auto shaped = built.graph->for_input_dims({{{2, 3}}});
+  ASSERT_TRUE(shaped.ok()) << shaped.status().to_string();
+  EXPECT_EQ((*shaped)->graph().values[filter].packed, g.values[filter].packed);
+  EXPECT_EQ(kernel_weight_bytes(), kernel_before + packed_bytes);
+
+  CompileOptions xnnpack;
+  xnnpack.packed_fc_min_filter = 16;  // one more than the filter has
+  Built copied = dynamic_rows_graph(xnnpack);
+  EXPECT_EQ(copied.graph->graph().values[filter].packed, nullptr);
+  EXPECT_EQ(replica_stats().weight_bytes, before + 15 * sizeof(float));
 }
 
 TEST(DynamicDims, DimsAboveTheDeclaredOnesAreRefused) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "backends/xnnpack/schema/xnn_graph_generated.h"
@@ -336,8 +337,11 @@ class GraphParser {
         return bad(fmt::format("constant holds {} bytes, its {} [{}] needs {}", bytes.size(),
                                data_type_name(v.dtype), fmt::join(v.dims, ", "), v.nbytes()));
       }
-      v.int4 = std::make_shared<const kernels::Int4Weights>(kernels::pack_int4_weights(
-          bytes.data(), v.dims[0], v.dims[1], v.group_size, v.channel_scales));
+      kernels::Int4Weights packed = kernels::pack_int4_weights(bytes.data(), v.dims[0], v.dims[1],
+                                                               v.group_size, v.channel_scales);
+      const size_t packed_bytes =
+          packed.packed.size() + sizeof(float) * (packed.scales.size() + packed.scaled_sums.size());
+      v.int4 = share_counted(std::move(packed), packed_bytes);
       v.data = v.int4->packed.data();               // a constant; kernels read v.int4
       std::vector<float>().swap(v.channel_scales);  // kept in v.int4, shared by every copy
       return Status();
@@ -635,6 +639,18 @@ Result<Graph> parse_graph(std::span<const uint8_t> payload, const NamedDataLooku
       GraphParser(*flatbuffers::GetRoot<fb::Graph>(base), sections, named_data).parse());
   graph.owned_flatbuffer = std::move(aligned);
   return graph;
+}
+
+namespace {
+std::atomic<int64_t> live_kernel_weight_bytes{0};
+}  // namespace
+
+uint64_t kernel_weight_bytes() {
+  return static_cast<uint64_t>(live_kernel_weight_bytes.load(std::memory_order_relaxed));
+}
+
+void count_kernel_weight_bytes(int64_t delta) {
+  live_kernel_weight_bytes.fetch_add(delta, std::memory_order_relaxed);
 }
 
 bool over_read_is_safe(const void* data, size_t nbytes) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/int4_gemm.h"
+#include "kernels/packed_sgemm.h"
 #include "runtime/status.h"
 
 namespace et::xnn {
@@ -132,6 +133,10 @@ struct GraphValue {
   // the weights packed once for kernels/int4_gemm.h, shared by every copy of the graph.
   uint32_t group_size = 0;
   std::shared_ptr<const kernels::Int4Weights> int4;
+  // A float32 FullyConnected filter packed once for kernels/packed_sgemm.h (set by
+  // pack_fully_connected_filters, shared by every copy of the graph); `data` stays the
+  // unpacked constant.
+  std::shared_ptr<const kernels::PackedWeights> packed;
 
   bool is_int4() const { return dtype == DataType::kQbInt4 || dtype == DataType::kQcInt4; }
 
@@ -217,6 +222,23 @@ using NamedDataLookup = std::function<Result<std::span<const uint8_t>>(std::stri
 // NotSupported for valid payloads using what this backend does not know (a data type
 // of unknown layout, more than kMaxDims dimensions).
 Result<Graph> parse_graph(std::span<const uint8_t> payload, const NamedDataLookup& named_data);
+
+// Bytes of weights packed for the project's own kernels (GraphValue::int4 and
+// GraphValue::packed) alive in this process; each packing exists once per program,
+// shared by every copy of its graph.
+uint64_t kernel_weight_bytes();
+void count_kernel_weight_bytes(int64_t delta);
+
+// `weights` (of `bytes` bytes) in a shared pointer that counts them in
+// kernel_weight_bytes() while it lives.
+template <class T>
+std::shared_ptr<const T> share_counted(T weights, size_t bytes) {
+  count_kernel_weight_bytes(static_cast<int64_t>(bytes));
+  return std::shared_ptr<const T>(new T(std::move(weights)), [bytes](const T* p) {
+    count_kernel_weight_bytes(-static_cast<int64_t>(bytes));
+    delete p;
+  });
+}
 
 // XNNPACK's kernels may read up to XNN_EXTRA_BYTES (16) past the end of an operand
 // they did not pack (AVX2 and NEON kernels do; AVX-512 ones use masked loads). True

@@ -1,10 +1,12 @@
-// Batch matrix multiply and scaled dot-product attention.
+// Batch matrix multiply, scaled dot-product attention, and float32 FullyConnected on
+// filters packed once.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "backends/xnnpack/kernel_nodes.h"
 #include "backends/xnnpack/shapes.h"
+#include "kernels/packed_sgemm.h"
 #include "kernels/sgemm.h"
 
 namespace et::xnn {
@@ -100,11 +102,45 @@ void attention(const Graph& graph, const GraphNode& node, std::span<void* const>
   }
 }
 
+// y = x W^T + bias over x's rows (its leading dims flattened), W packed beforehand.
+void fully_connected(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
+  const kernels::PackedWeights& w = *graph.values[node.inputs[1]].packed;
+  const GraphValue& x = graph.values[node.inputs[0]];
+  const auto rows = static_cast<int64_t>(x.numel / x.dims.back());
+  const float* bias =
+      node.inputs[2] == kNoValue ? nullptr : static_cast<const float*>(ptrs[node.inputs[2]]);
+  kernels::packed_sgemm(rows, static_cast<const float*>(ptrs[node.inputs[0]]), w.k, w, bias,
+                        static_cast<float*>(ptrs[node.outputs[0]]), w.n);
+}
+
 }  // namespace
+
+void pack_fully_connected_filter(Graph& graph, const GraphNode& node) {
+  if (node.type != NodeType::kFullyConnected) return;
+  const bool fp32 =
+      all_node_values(graph, node, [](const GraphValue& v) { return v.dtype == DataType::kFp32; });
+  GraphValue& filter = graph.values[node.inputs[1]];
+  if (!fp32 || filter.packed || filter.numel == 0) return;
+  // check_node: a constant 2-D filter, [N, K] or [K, N] with the transpose flag.
+  const bool k_by_n = node.flags & kTransposeB;
+  const auto n = static_cast<int64_t>(filter.dims[k_by_n ? 1 : 0]);
+  const auto k = static_cast<int64_t>(filter.dims[k_by_n ? 0 : 1]);
+  kernels::PackedWeights packed =
+      kernels::pack_weights(static_cast<const float*>(filter.data), n, k, k_by_n);
+  const size_t bytes = packed.bytes();
+  filter.packed = share_counted(std::move(packed), bytes);
+}
+
+bool fully_connected_packed(const Graph& graph, const GraphNode& node) {
+  return node.type == NodeType::kFullyConnected && graph.values[node.inputs[1]].packed &&
+         graph.values[node.inputs[0]].dtype == DataType::kFp32;
+}
 
 void run_matmul_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
   if (node.type == NodeType::kBatchMatrixMultiply) {
     batch_matmul(graph, node, ptrs);
+  } else if (node.type == NodeType::kFullyConnected) {
+    fully_connected(graph, node, ptrs);
   } else {
     attention(graph, node, ptrs);
   }

@@ -59,8 +59,9 @@ bool kernel_runs(const Graph& graph, const GraphNode& node) {
     case NodeType::kBatchMatrixMultiply:
     case NodeType::kScaledDotProductAttention:
       return all_fp32(graph, node);
-    case NodeType::kConvert:
     case NodeType::kFullyConnected:
+      return fully_connected_packed(graph, node) || quantized_runs(graph, node);
+    case NodeType::kConvert:
       return quantized_runs(graph, node);
     default:
       return false;
@@ -73,6 +74,13 @@ void run_kernel_node(const Graph& graph, const GraphNode& node, std::span<void* 
     case NodeType::kScaledDotProductAttention:
       run_matmul_node(graph, node, ptrs);
       break;
+    case NodeType::kFullyConnected:
+      if (fully_connected_packed(graph, node)) {
+        run_matmul_node(graph, node, ptrs);
+      } else {
+        run_quantized_node(graph, node, ptrs);
+      }
+      break;
     case NodeType::kTanh:
     case NodeType::kExp:
     case NodeType::kLog:
@@ -83,7 +91,6 @@ void run_kernel_node(const Graph& graph, const GraphNode& node, std::span<void* 
       run_math_node(graph, node, ptrs);
       break;
     case NodeType::kConvert:
-    case NodeType::kFullyConnected:
       run_quantized_node(graph, node, ptrs);
       break;
     default:

@@ -214,6 +214,10 @@ xnn::CompileOptions options_from_environment() {
     const long long v = std::strtoll(w, nullptr, 10);
     if (v >= 0) options.parallel_min_work = static_cast<size_t>(v);
   }
+  if (const char* f = std::getenv("ET_XNNPACK_FC_MIN_FILTER")) {
+    const long long v = std::strtoll(f, nullptr, 10);
+    if (v >= 0) options.packed_fc_min_filter = static_cast<size_t>(v);
+  }
   return options;
 }
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 
+#include "backends/xnnpack/kernel_nodes.h"
+
 namespace et::xnn {
 namespace {
 
@@ -311,6 +313,7 @@ bool xnnpack_runs(const Graph& graph, const GraphNode& node) {
       // The 2022 XNNPACK has per-channel (qcint8) filters for convolutions only; its
       // fully connected node refuses them (kernel_quantized.cc runs that form).
       if (graph.values[node.inputs[1]].dtype == DataType::kQcInt8) return false;
+      if (fully_connected_packed(graph, node)) return false;  // packed for our kernels
       break;
     default:
       break;

@@ -38,6 +38,11 @@ void add_daemon_metrics(ServiceCore& core, const repository::ProgramRepository* 
                  "Bytes of constant weights the XNNPACK replicas were packed from (about the "
                  "packed size; held once per replica, not per method instance).",
                  static_cast<double>(replicas.weight_bytes));
+    write_metric(out, "et_serverd_kernel_packed_weight_bytes", "gauge",
+                 "Bytes of weights packed for the daemon's own kernels (float32 fully "
+                 "connected filters, 4-bit weights): held once per program, shared by every "
+                 "input shape, replica and method instance.",
+                 static_cast<double>(xnn::kernel_weight_bytes()));
     if (!programs) return;
     write_metric(out, "et_serverd_models_served", "gauge",
                  "Models of the --models repository being served.",
