@@ -172,14 +172,19 @@ void transpose_avx2(benchmark::State& state) {
 
 // One call of an int4_gemm kernel on `rows` activation rows against every weight row
 // (one thread): weights random in [-8, 7], groups of range(3).
-void int4_rows(benchmark::State& state, detail::Int4RowsFn fn) {
-  const auto rows = static_cast<size_t>(state.range(0)), n = static_cast<size_t>(state.range(1));
-  const auto k = static_cast<size_t>(state.range(2)), group = static_cast<size_t>(state.range(3));
+// Scrambled n x k int4 weights in groups of `group`, packed.
+Int4Weights bench_int4_weights(size_t n, size_t k, size_t group) {
   std::vector<uint8_t> qbint4(n * k / 2);
   for (size_t i = 0; i < qbint4.size(); ++i)
     qbint4[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
   const std::vector<float> scales = values(n * (k / group), 0.01f);
-  const Int4Weights w = pack_int4_weights(qbint4.data(), n, k, group, scales);
+  return pack_int4_weights(qbint4.data(), n, k, group, scales);
+}
+
+void int4_rows(benchmark::State& state, detail::Int4RowsFn fn) {
+  const auto rows = static_cast<size_t>(state.range(0)), n = static_cast<size_t>(state.range(1));
+  const auto k = static_cast<size_t>(state.range(2)), group = static_cast<size_t>(state.range(3));
+  const Int4Weights w = bench_int4_weights(n, k, group);
   std::vector<int8_t> x(rows * k);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i * 37 % 255 - 127);
   std::vector<int8_t> xp;
@@ -195,6 +200,30 @@ void int4_rows(benchmark::State& state, detail::Int4RowsFn fn) {
                          benchmark::Counter::kIs1000);
 }
 
+// The whole product (int4_gemm_with: activations prepared, every row tile, the scales and
+// bias applied) on one thread: a 34-token prefill of a Llama layer goes to the panel path
+// on AVX-512 VNNI.
+void int4_product(benchmark::State& state, detail::Int4RowsFn fn) {
+  const auto m = static_cast<size_t>(state.range(0)), n = static_cast<size_t>(state.range(1));
+  const auto k = static_cast<size_t>(state.range(2)), group = static_cast<size_t>(state.range(3));
+  const Int4Weights w = bench_int4_weights(n, k, group);
+  std::vector<int8_t> x(m * k);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i * 37 % 255 - 127);
+  const std::vector<RowQuantization> rows(m, RowQuantization{0.02f, 3});
+  std::vector<float> y(m * n);
+  ThreadPool& pool = ThreadPool::global();
+  const size_t threads = pool.threads();
+  pool.set_threads(1);
+  for (auto _ : state) {
+    detail::int4_gemm_with(fn, m, x.data(), rows, w, nullptr, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  pool.set_threads(threads);
+  state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(m * n * k),
+                                                benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::kIs1000);
+}
+
 // A Llama decode step's layers (dim 512, hidden 1536; the output layer), one row and four.
 void int4_shapes(benchmark::internal::Benchmark* b) {
   b->Args({1, 1536, 512, 32})->Args({1, 512, 1536, 32})->Args({1, 4096, 512, 32});
@@ -206,6 +235,9 @@ int register_all() {
   for (const auto& [name, fn] : detail::available_int4_rows()) {
     benchmark::RegisterBenchmark((std::string("Int4Rows/") + name).c_str(), int4_rows, fn)
         ->Apply(int4_shapes);
+    benchmark::RegisterBenchmark((std::string("Int4Product/") + name).c_str(), int4_product, fn)
+        ->Args({34, 1536, 512, 32})
+        ->Args({34, 512, 1536, 32});
   }
   benchmark::RegisterBenchmark("Linear/plain_loops", plain_linear)->Apply(gemm_shapes);
   for (CpuIsa isa : available_isas()) {

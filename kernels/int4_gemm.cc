@@ -143,12 +143,61 @@ void prepare_int4_activations(size_t m, const int8_t* x, const Int4Weights& w,
   }
 }
 
+#if ET_CPU_X86
+namespace {
+
+// `count` T from a 64-byte boundary within `buffer` (resized to hold them).
+template <typename T>
+T* aligned_part(std::vector<uint8_t>& buffer, size_t count) {
+  buffer.resize(count * sizeof(T) + 64);
+  const auto at = reinterpret_cast<uintptr_t>(buffer.data());
+  return reinterpret_cast<T*>(buffer.data() + ((64 - at % 64) % 64));
+}
+
+// Several rows on AVX-512 VNNI: the columns in chunks of 64 shared among the threads,
+// each chunk's weights repacked once (16 columns at a time) and run against every row.
+void gemm_panels(size_t m, const std::vector<int8_t>& xp, std::span<const RowQuantization> quant,
+                 const Int4Weights& w, const float* bias, float* y) {
+  const size_t kp = w.padded_k(), groups = (kp + w.group - 1) / w.group;
+  std::vector<uint8_t> xf(xp.size());
+  for (size_t i = 0; i < xp.size(); ++i) xf[i] = static_cast<uint8_t>(xp[i] ^ 0x80);  // x + 128
+  constexpr size_t kChunk = 64;
+  const size_t chunks = (w.n + kChunk - 1) / kChunk;
+  auto run = [&](size_t c0, size_t c1) {
+    std::vector<uint8_t> panel_buffer, scale_buffer;
+    int8_t* panel = aligned_part<int8_t>(panel_buffer, 16 * kp);
+    float* panel_scales = aligned_part<float>(scale_buffer, 16 * groups);
+    std::vector<float> sums(m * kChunk);
+    for (size_t c = c0; c < c1; ++c) {
+      const size_t n0 = c * kChunk, n1 = std::min(w.n, n0 + kChunk);
+      int4_panel_rows_avx512vnni(xf.data(), m, w, n0, n1, panel, panel_scales, sums.data(), kChunk);
+      for (size_t r = 0; r < m; ++r) {
+        const auto offset = static_cast<float>(quant[r].zero_point);
+        const float* s = sums.data() + r * kChunk;
+        float* out = y + r * w.n;
+        for (size_t n = n0; n < n1; ++n) {
+          out[n] = (s[n - n0] - offset * w.scaled_sums[n]) * quant[r].scale +
+                   (bias != nullptr ? bias[n] : 0.0f);
+        }
+      }
+    }
+  };
+  if (m * w.n * w.k < (size_t{1} << 17) || chunks < 2) return run(0, chunks);
+  ThreadPool::global().parallel_for(chunks, 1, run);
+}
+
+}  // namespace
+#endif
+
 void int4_gemm_with(Int4RowsFn fn, size_t m, const int8_t* x, std::span<const RowQuantization> rows,
                     const Int4Weights& w, const float* bias, float* y) {
   if (w.group % 32 != 0) fn = int4_rows_portable;  // the vector paths take whole blocks
   std::vector<int8_t> xp;
   std::vector<int32_t> corr;
   prepare_int4_activations(m, x, w, xp, corr);
+#if ET_CPU_X86
+  if (fn == int4_rows_avx512vnni && m >= 2) return gemm_panels(m, xp, rows, w, bias, y);
+#endif
   // Work in tiles of up to kTileRows rows x kChunk columns, so each tile's sums fit a
   // small buffer and threads share the work even for one row (a decode step). Tiles
   // are numbered rows first: a thread's range of them covers whole column chunks, so

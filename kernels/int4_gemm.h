@@ -87,6 +87,14 @@ void int4_rows_avx2(const int8_t* x, const int32_t* corr, size_t rows, const Int
                     size_t n0, size_t n1, float* sums, size_t ld);
 void int4_rows_avx512vnni(const int8_t* x, const int32_t* corr, size_t rows, const Int4Weights& w,
                           size_t n0, size_t n1, float* sums, size_t ld);
+// Rows of a prefill with AVX-512 VNNI: all m rows of xf (x + 128 as unsigned bytes, rows
+// w.padded_k() apart, 128 past k) against weight rows [n0, n1), 16 at a time repacked
+// into `panel` (16 * w.padded_k() bytes, 64-byte aligned) and their group scales into
+// `panel_scales` (16 floats a group of the padded row, 64-byte aligned):
+// sums[r * ld + (n - n0)] as for Int4RowsFn.
+void int4_panel_rows_avx512vnni(const uint8_t* xf, size_t m, const Int4Weights& w, size_t n0,
+                                size_t n1, int8_t* panel, float* panel_scales, float* sums,
+                                size_t ld);
 // The implementations this CPU runs (portable first); int4_gemm uses the last that
 // ET_CPU_ISA allows. Tests call each.
 std::vector<std::pair<const char*, Int4RowsFn>> available_int4_rows();
