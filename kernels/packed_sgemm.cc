@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <new>
 
-#include "kernels/sgemm_blocked.h"
+#include "kernels/sgemm_packed_call.h"
 #include "runtime/thread_pool.h"
 
 namespace et::kernels {
@@ -78,9 +78,16 @@ void packed_sgemm(int64_t m, const float* x, int64_t ldx, const PackedWeights& w
   ThreadPool& pool = ThreadPool::global();
   for (int64_t first = 0; first < m; first += kChunkRows) {
     const int64_t rows = std::min(kChunkRows, m - first);
-    const detail::PackedCall call{
-        rows, (rows + kernel.mr - 1) / kernel.mr, x + first * ldx, ldx, &w, bias, y + first * ldy,
-        ldy};
+    const detail::PackedCall call{.m = rows,
+                                  .tiles = (rows + kernel.mr - 1) / kernel.mr,
+                                  .x = x + first * ldx,
+                                  .ldx = ldx,
+                                  .panels = w.panels.get(),
+                                  .n = w.n,
+                                  .k = w.k,
+                                  .bias = bias,
+                                  .y = y + first * ldy,
+                                  .ldy = ldy};
     if (pool.threads() < 2 || rows * w.n * w.k < (int64_t{1} << 16) || panels < 2) {
       kernel.panels(call, 0, panels);
       continue;

@@ -16,33 +16,13 @@
 
 #include <cstdint>
 
-#include "kernels/packed_sgemm.h"
 #include "kernels/sgemm.h"
+#include "kernels/sgemm_packed_call.h"
 
 namespace et::kernels::detail {
 
 // This thread's packing buffer, at least `floats` long (kept for the next call).
 float* sgemm_scratch(int64_t floats);
-
-// A packed_sgemm() call as one ISA's kernels run it (plain data, shared by every file):
-// x's m rows (ldx apart) go in `tiles` balanced row tiles (tile_height below), each
-// multiplied straight from x's rows.
-struct PackedCall {
-  int64_t m = 0, tiles = 0;
-  const float* x = nullptr;
-  int64_t ldx = 0;
-  const PackedWeights* w = nullptr;
-  const float* bias = nullptr;
-  float* y = nullptr;
-  int64_t ldy = 0;
-};
-
-// One ISA's side of packed_sgemm(): its register tile, and the product over W's panels
-// [first, last).
-struct PackedKernel {
-  int64_t mr = 0, nr = 0;
-  void (*panels)(const PackedCall& call, int64_t first, int64_t last) = nullptr;
-};
 
 // At most this many rows of C (in the whole product, not one thread's share) go row by row,
 // without packing: packing B would cost as much as the product itself.
@@ -174,8 +154,7 @@ void blocked_sgemm(const SgemmArgs& g, bool rows_path) {
   }
 }
 
-// Rows of row tile t when m rows go into `tiles` tiles as evenly as possible, and the
-// first row of tile t.
+// Rows of row tile t when m rows go into `tiles` tiles as evenly as possible.
 int64_t tile_height(int64_t m, int64_t tiles, int64_t t) {
   return m / tiles + (t < m % tiles ? 1 : 0);
 }
@@ -196,10 +175,10 @@ void tile_of(int64_t rows, int64_t kc, const float* a, int64_t lda, const float*
 template <class K>
 void packed_panels(const PackedCall& g, int64_t first, int64_t last) {
   constexpr int64_t MR = K::kMr, NR = K::kNr;
-  const int64_t k = g.w->k, n = g.w->n;
+  const int64_t k = g.k, n = g.n;
   alignas(64) float edge[MR * NR];
   for (int64_t q = first; q < last; ++q) {
-    const float* panel = g.w->panels.get() + q * k * NR;
+    const float* panel = g.panels + q * k * NR;
     const int64_t j0 = q * NR, nr = lesser(NR, n - j0);
     for (int64_t pc = 0; pc < k; pc += K::kKc) {
       const int64_t kc = lesser<int64_t>(K::kKc, k - pc);

@@ -233,8 +233,10 @@ void count_kernel_weight_bytes(int64_t delta);
 // kernel_weight_bytes() while it lives.
 template <class T>
 std::shared_ptr<const T> share_counted(T weights, size_t bytes) {
+  auto owned = std::make_unique<const T>(std::move(weights));
   count_kernel_weight_bytes(static_cast<int64_t>(bytes));
-  return std::shared_ptr<const T>(new T(std::move(weights)), [bytes](const T* p) {
+  // Should the shared pointer's own allocation throw, it runs the deleter: uncounted.
+  return std::shared_ptr<const T>(owned.release(), [bytes](const T* p) {
     count_kernel_weight_bytes(-static_cast<int64_t>(bytes));
     delete p;
   });
