@@ -128,12 +128,12 @@ def test_gauges_describe_the_daemon(daemon):
     assert value(s, "et_serverd_models_served") == 2
     assert value(s, "et_serverd_repository_loads_total", result="ok") == 2
     assert value(s, "et_serverd_programs") >= 2
-    # mlp_xnnpack's KServe model holds an instance: its graph's replica, and its float
-    # FullyConnected filters packed once for our kernels (XNNPACK's replicas pack none
-    # of them).
+    # mlp_xnnpack's KServe model holds an instance: its graph's replica and weights (its
+    # filters are small, so XNNPACK packs them; large ones would be packed once for our
+    # kernels and counted by the other gauge, as compiled_graph_test.cc checks).
     assert value(s, "et_serverd_xnnpack_replicas") >= 1
-    assert value(s, "et_serverd_kernel_packed_weight_bytes") > 1000
-    assert value(s, "et_serverd_xnnpack_packed_weight_bytes") >= 0
+    assert value(s, "et_serverd_xnnpack_packed_weight_bytes") > 1000
+    assert ("et_serverd_kernel_packed_weight_bytes", frozenset()) in s
     assert value(s, "process_resident_memory_bytes") > 10 << 20
     assert value(s, "process_open_fds") > 5
     assert value(s, "process_start_time_seconds") > time.time() - 3600
