@@ -9,6 +9,7 @@ numbers, a crash, or any other failure fails the test. KERNEL_GAPS counts those 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -121,6 +122,22 @@ def test_info_lists_every_method():
         for line in out.splitlines():
             if line.startswith("  planned memory: "):
                 assert re.fullmatch(r"  planned memory: (none|\d+( \+ \d+)* bytes)", line), line
+
+
+@pytest.mark.parametrize("min_filter", ["0", "1000000000"])
+def test_float_fully_connected_on_either_path_generates_eagers_tokens(min_filter):
+    """The fp32 export-flow Llama with every FullyConnected on our packed_sgemm (bound 0;
+    the fixture's filters are below the default bound) and every one on XNNPACK: the
+    tokens eager PyTorch picked, either way."""
+    name = "llama_export_flow_xnnpack"
+    prompt = np.load(MODELS / name / "forward.in0.npy").reshape(-1).tolist()
+    eager = [int(np.load(MODELS / name / f"forward.call{i}.in0.npy").reshape(-1)[0]) for i in range(1, 9)]
+    out = subprocess.run([built_tool("et-run"), str(MODELS / f"{name}.pte"), "--generate",
+                          ",".join(map(str, prompt)), "--max-new-tokens", "8"],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, ET_XNNPACK_FC_MIN_FILTER=min_filter))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "tokens " + ",".join(map(str, eager)), out.stdout
 
 
 def test_generate_matches_eagers_tokens():
