@@ -44,22 +44,30 @@ detail::Int4RowsFn selected_rows(const Int4Weights& w) {
 
 // Rows [r0, r0 + rows) of y, columns [n0, n1): the scaled sums of x * w less the
 // zero point's share, sum_g scale * zp * sum_k w, times the row's scale, plus the bias.
+// y's rows [r0, r0 + rows), columns [n0, n1), from the kernels' sums (ld apart, from
+// column n0): less the zero point's share, times the row's scale, plus the bias.
+void finish_rows(const float* sums, size_t ld, size_t r0, size_t rows,
+                 std::span<const RowQuantization> quant, const Int4Weights& w, const float* bias,
+                 size_t n0, size_t n1, float* y) {
+  for (size_t r = 0; r < rows; ++r) {
+    const RowQuantization q = quant[r0 + r];
+    const auto offset = static_cast<float>(q.zero_point);
+    float* out = y + (r0 + r) * w.n;
+    const float* s = sums + r * ld;
+    for (size_t n = n0; n < n1; ++n) {
+      out[n] =
+          (s[n - n0] - offset * w.scaled_sums[n]) * q.scale + (bias != nullptr ? bias[n] : 0.0f);
+    }
+  }
+}
+
 void gemm_tile(detail::Int4RowsFn fn, const int8_t* x, const int32_t* corr, size_t r0, size_t rows,
                std::span<const RowQuantization> quant, const Int4Weights& w, const float* bias,
                size_t n0, size_t n1, float* y, std::vector<float>& sums) {
   const size_t width = n1 - n0, kp = w.padded_k();
   sums.resize(rows * width);
   fn(x + r0 * kp, rows == 1 ? corr : nullptr, rows, w, n0, n1, sums.data(), width);
-  for (size_t r = 0; r < rows; ++r) {
-    const RowQuantization q = quant[r0 + r];
-    const auto offset = static_cast<float>(q.zero_point);
-    float* out = y + (r0 + r) * w.n;
-    const float* s = sums.data() + r * width;
-    for (size_t n = n0; n < n1; ++n) {
-      out[n] =
-          (s[n - n0] - offset * w.scaled_sums[n]) * q.scale + (bias != nullptr ? bias[n] : 0.0f);
-    }
-  }
+  finish_rows(sums.data(), width, r0, rows, quant, w, bias, n0, n1, y);
 }
 
 // One row of stored nibbles (qbint4: value 2i in the low nibble of byte i, 2i + 1 in
@@ -171,15 +179,7 @@ void gemm_panels(size_t m, const std::vector<int8_t>& xp, std::span<const RowQua
     for (size_t c = c0; c < c1; ++c) {
       const size_t n0 = c * kChunk, n1 = std::min(w.n, n0 + kChunk);
       int4_panel_rows_avx512vnni(xf.data(), m, w, n0, n1, panel, panel_scales, sums.data(), kChunk);
-      for (size_t r = 0; r < m; ++r) {
-        const auto offset = static_cast<float>(quant[r].zero_point);
-        const float* s = sums.data() + r * kChunk;
-        float* out = y + r * w.n;
-        for (size_t n = n0; n < n1; ++n) {
-          out[n] = (s[n - n0] - offset * w.scaled_sums[n]) * quant[r].scale +
-                   (bias != nullptr ? bias[n] : 0.0f);
-        }
-      }
+      finish_rows(sums.data(), kChunk, 0, m, quant, w, bias, n0, n1, y);
     }
   };
   if (m * w.n * w.k < (size_t{1} << 17) || chunks < 2) return run(0, chunks);

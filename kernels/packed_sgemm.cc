@@ -71,7 +71,7 @@ PackedWeights pack_weights(const float* w, int64_t n, int64_t k, bool w_is_k_by_
 void packed_sgemm(int64_t m, const float* x, int64_t ldx, const PackedWeights& w, const float* bias,
                   float* y, int64_t ldy) {
   // Rows go in chunks, each against every panel: a chunk's rows stay in L2 while the
-  // weights stream past them (a whole row tile of every ISA: 24 = 3 x 8 = 4 x 6).
+  // weights stream past them.
   constexpr int64_t kChunkRows = 192;
   const detail::PackedKernel kernel = kernel_for(w.isa);
   const int64_t panels = w.panel_count();
