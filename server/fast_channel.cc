@@ -29,7 +29,8 @@ uint32_t read_once(const uint32_t& field) { return __atomic_load_n(&field, __ATO
 }  // namespace
 
 Result<std::shared_ptr<FastChannel>> FastChannel::start(std::shared_ptr<Segment> memory, int link,
-                                                        Handler handler, FastChannelTiming timing) {
+                                                        Handler handler, FastChannelTiming timing,
+                                                        std::function<void()> on_finished) {
   const size_t size = memory->size();
   if (size < etserver::kChannelMinBytes || size > etserver::kChannelMaxBytes || size % 4096 != 0) {
     close(link);
@@ -45,6 +46,7 @@ Result<std::shared_ptr<FastChannel>> FastChannel::start(std::shared_ptr<Segment>
   channel->layout_ = etserver::channel_layout(size);
   channel->header_ = reinterpret_cast<ChannelHeader*>(channel->base_);
   channel->handler_ = std::move(handler);
+  channel->on_finished_ = std::move(on_finished);
   channel->timing_ = timing;
   channel->request_.resize(channel->layout_.message_capacity());
   // The thread holds the object only by `this`: the destructor joins it.
@@ -158,6 +160,7 @@ void FastChannel::serve() {
     last = seq;
   }
   finished_ = true;
+  if (on_finished_) on_finished_();
 }
 
 }  // namespace et::server

@@ -46,8 +46,11 @@ class FastChannel {
   // `handler`. `link` is the client's connection (owned from now on, closed in every
   // case): stop() shuts it down so the client sees the channel end. InvalidArgument when the
   // segment's size is outside the bounds of proto/fast_path.h or not a multiple of 4096.
+  // `on_finished` runs on the serving thread as it returns, once (must not throw, nor
+  // destroy the channel): what counts live channels hears of the end when it happens.
   static Result<std::shared_ptr<FastChannel>> start(std::shared_ptr<Segment> memory, int link,
-                                                    Handler handler, FastChannelTiming timing);
+                                                    Handler handler, FastChannelTiming timing,
+                                                    std::function<void()> on_finished = {});
 
   // Stops serving (a request being handled finishes first) and shuts the link down.
   // Non-blocking.
@@ -78,6 +81,7 @@ class FastChannel {
   etserver::ChannelHeader* header_ = nullptr;
   int link_ = -1;
   Handler handler_;
+  std::function<void()> on_finished_;
   FastChannelTiming timing_;
   std::chrono::microseconds predicted_gap_{0};  // from one answer to the next request
   std::vector<uint8_t> request_;                // the copy a request is parsed from

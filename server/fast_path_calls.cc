@@ -1,6 +1,7 @@
 // ServiceCore's fast path (docs/fast_path.md): opening channels, and answering their
 // requests with the very calls gRPC makes, so both transports check and fail alike.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "runtime/exceptions.h"
@@ -48,17 +49,23 @@ Status ServiceCore::open_fast_channel(const std::string& token, int memfd, int l
         open.size(), fast_channels_.load()));
   }
   (*memory)->charge_to(s->mapped_bytes);
-  ET_ASSIGN_OR_RETURN(
-      std::shared_ptr<FastChannel> started,
-      FastChannel::start(
-          std::move(memory).value(), link,
-          [this, token](FastCall kind, std::span<const uint8_t> request, std::string& reply) {
-            return fast_call(token, kind, request, reply);
-          },
-          limits_.fast_path_timing));
-  ++fast_channels_;
-  channel = started;
-  open.push_back(std::move(started));
+  ++fast_channels_;  // counts a channel while its thread serves: it ends on that thread
+  auto started = FastChannel::start(
+      std::move(memory).value(), link,
+      [this, token](FastCall kind, std::span<const uint8_t> request, std::string& reply) {
+        return fast_call(token, kind, request, reply);
+      },
+      limits_.fast_path_timing,
+      [this, number = s->number] {
+        --fast_channels_;
+        spdlog::debug("session {}: a fast-path channel closed", number);
+      });
+  if (!started.ok()) {
+    --fast_channels_;
+    return started.status();
+  }
+  channel = *started;
+  open.push_back(std::move(started).value());
   return Status();
 }
 
@@ -76,7 +83,6 @@ void ServiceCore::reap_fast_channels() {
       if ((*it)->finished()) {
         finished.push_back(std::move(*it));
         it = open.erase(it);
-        --fast_channels_;
       } else {
         ++it;
       }

@@ -261,8 +261,7 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
       slot.inputs.clear();
     });
   }
-  for (auto& channel : channels) channel->join();
-  fast_channels_ -= channels.size();
+  for (auto& channel : channels) channel->join();  // each uncounts itself as it ends
   for (auto& [id, program] : programs) registry_.keep_warm(program);
   registry_.forget_asker(s->number);
   spdlog::info(

@@ -303,6 +303,46 @@ struct Fds {
   }
 };
 
+// Reads a vetting child's two pipes: its report (kept whole, up to 64 KiB) and its
+// stderr (the last 4 KiB kept).
+struct ChildOutput {
+  int report_fd, stderr_fd;
+  std::string report, stderr_tail;
+
+  bool open() const { return report_fd >= 0 || stderr_fd >= 0; }
+  // Waits up to `ms` for either pipe; true when the report grew. A pipe at its end stops
+  // being read (its descriptor is closed by the caller's Fds).
+  bool read_for(int ms) {
+    pollfd p[2] = {{report_fd, POLLIN, 0}, {stderr_fd, POLLIN, 0}};
+    if (!open()) {
+      (void)poll(nullptr, 0, std::min(ms, 10));
+      return false;
+    }
+    if (poll(p, 2, ms) <= 0) return false;
+    bool grew = false;
+    char chunk[4096];
+    if (p[0].revents != 0) {
+      const ssize_t n = read(report_fd, chunk, sizeof(chunk));
+      if (n <= 0) {
+        report_fd = -1;
+      } else if (report.size() < 65536) {
+        report.append(chunk, static_cast<size_t>(n));
+        grew = true;
+      }
+    }
+    if (p[1].revents != 0) {
+      const ssize_t n = read(stderr_fd, chunk, sizeof(chunk));
+      if (n <= 0) {
+        stderr_fd = -1;
+      } else {
+        stderr_tail.append(chunk, static_cast<size_t>(n));
+        if (stderr_tail.size() > 4096) stderr_tail.erase(0, stderr_tail.size() - 4096);
+      }
+    }
+    return grew;
+  }
+};
+
 }  // namespace
 
 Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> data,
@@ -331,13 +371,17 @@ Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> da
   };
   const int program_fd = high(memfd_with(program, "et-vet-program"));
   const int data_fd = data.empty() ? -1 : high(memfd_with(data, "et-vet-data"));
-  int report_pipe[2] = {-1, -1};
-  if (pipe2(report_pipe, O_CLOEXEC) == 0) {
-    report_pipe[0] = fds.add(report_pipe[0]);
-    report_pipe[1] = high(report_pipe[1]);
+  // The child's report (its protocol), and its stderr: what a sanitizer or the runtime
+  // says as it dies goes into the refusal's log line.
+  int report_pipe[2] = {-1, -1}, stderr_pipe[2] = {-1, -1};
+  for (int* p : {report_pipe, stderr_pipe}) {
+    if (pipe2(p, O_CLOEXEC) == 0) {
+      p[0] = fds.add(p[0]);
+      p[1] = high(p[1]);
+    }
   }
   if (program_fd < 0 || (!data.empty() && data_fd < 0) || report_pipe[0] < 0 ||
-      report_pipe[1] < 0) {
+      report_pipe[1] < 0 || stderr_pipe[0] < 0 || stderr_pipe[1] < 0) {
     return internal_error(
         fmt::format("vetting: cannot hand the program to a child: {}", std::strerror(errno)));
   }
@@ -345,7 +389,7 @@ Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> da
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, stderr_pipe[1], 2);
   posix_spawn_file_actions_adddup2(&actions, program_fd, kProgramFd);
   if (data_fd >= 0) posix_spawn_file_actions_adddup2(&actions, data_fd, kDataFd);
   posix_spawn_file_actions_adddup2(&actions, report_pipe[1], kReportFd);
@@ -369,20 +413,22 @@ Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> da
   pid_t pid = -1;
   const int spawned = posix_spawn(&pid, daemon_.c_str(), &actions, nullptr, args, env.data());
   posix_spawn_file_actions_destroy(&actions);
-  close(report_pipe[1]);
-  fds.fds.erase(std::find(fds.fds.begin(), fds.fds.end(), report_pipe[1]));
+  for (int write_end : {report_pipe[1], stderr_pipe[1]}) {
+    close(write_end);
+    fds.fds.erase(std::find(fds.fds.begin(), fds.fds.end(), write_end));
+  }
   if (spawned != 0) {
     return internal_error(
         fmt::format("vetting: cannot start {}: {}", daemon_, std::strerror(spawned)));
   }
   // Its report, until the child has ended or its time is up: loading, plus each method's
   // load and execute (every line it reports gives it the time for one more).
-  std::string reported;
+  ChildOutput out{report_pipe[0], stderr_pipe[0], {}, {}};
   const auto per_step = limits_.execution_deadline + limits_.load_allowance;
   auto give_up = started + per_step;
-  bool timed_out = false, open = true;
+  bool timed_out = false;
   int status = 0;
-  for (char chunk[4096];;) {
+  for (;;) {
     if (waitpid(pid, &status, WNOHANG) == pid) break;
     const auto now = std::chrono::steady_clock::now();
     if (now >= give_up) {
@@ -392,35 +438,17 @@ Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> da
       }
       break;
     }
-    pollfd p{report_pipe[0], POLLIN, 0};
-    const int wait_ms =
-        open
-            ? static_cast<int>(std::min<int64_t>(
-                  std::chrono::duration_cast<std::chrono::milliseconds>(give_up - now).count(), 50))
-            : 10;
-    const int ready = open ? poll(&p, 1, wait_ms) : (poll(nullptr, 0, wait_ms), 0);
-    if (ready <= 0) continue;
-    const ssize_t n = read(report_pipe[0], chunk, sizeof(chunk));
-    if (n <= 0) {
-      open = false;  // closed: the child ends (or closed it, and is waited for still)
-      continue;
-    }
-    if (reported.size() < 65536) reported.append(chunk, static_cast<size_t>(n));
-    give_up = std::chrono::steady_clock::now() + per_step;
+    const int wait_ms = static_cast<int>(std::min<int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(give_up - now).count(), 50));
+    if (out.read_for(wait_ms)) give_up = std::chrono::steady_clock::now() + per_step;
   }
-  // What the child wrote before it ended.
-  for (char chunk[4096]; open && reported.size() < 65536;) {
-    pollfd p{report_pipe[0], POLLIN, 0};
-    if (poll(&p, 1, 1000) <= 0) break;
-    const ssize_t n = read(report_pipe[0], chunk, sizeof(chunk));
-    if (n <= 0) break;
-    reported.append(chunk, static_cast<size_t>(n));
-  }
-  return verdict(sha256, reported, status, timed_out, started);
+  // What the child wrote before it ended (a descendant holding the pipes gets a second).
+  for (int i = 0; i < 20 && out.open(); ++i) (void)out.read_for(50);
+  return verdict(sha256, out.report, status, timed_out, started, out.stderr_tail);
 }
 
 Status Vetter::verdict(const std::string& sha256, std::string reported, int status, bool timed_out,
-                       std::chrono::steady_clock::time_point started) {
+                       std::chrono::steady_clock::time_point started, std::string stderr_tail) {
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   while (!reported.empty() && reported.back() == '\n') reported.pop_back();
@@ -459,7 +487,12 @@ Status Vetter::verdict(const std::string& sha256, std::string reported, int stat
     spdlog::debug("vetted program {} in {:.0f} ms: {}", sha256.substr(0, 12), ms, reported);
     return Status();
   }
-  spdlog::warn("refused program {} after vetting ({:.0f} ms): {}", sha256.substr(0, 12), ms, why);
+  while (!stderr_tail.empty() && stderr_tail.back() == '\n') stderr_tail.pop_back();
+  for (char& c : stderr_tail) {
+    if (c == '\n') c = '|';  // one log line
+  }
+  spdlog::warn("refused program {} after vetting ({:.0f} ms): {}{}", sha256.substr(0, 12), ms, why,
+               stderr_tail.empty() ? "" : "; the child's stderr: " + stderr_tail);
   if (remember) {
     std::lock_guard<std::mutex> lock(mu_);
     if (refused_.size() < 4096) refused_.insert(sha256);

@@ -57,8 +57,9 @@ class Vetter {
     bool held = false;
   };
   // The outcome of a child: its report, wait status, and whether it was killed on time.
+  // `stderr_tail`: the end of what the child wrote to stderr, for the refusal's log line.
   Status verdict(const std::string& sha256, std::string reported, int status, bool timed_out,
-                 std::chrono::steady_clock::time_point started);
+                 std::chrono::steady_clock::time_point started, std::string stderr_tail);
 
   std::string daemon_;
   VetLimits limits_;

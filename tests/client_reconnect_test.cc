@@ -2,14 +2,21 @@
 // same socket (as systemd would); the client's next call re-creates its session,
 // segments, programs and methods and reports, once per method, that state was lost.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "etclient/client.h"
 #include "tests/support/client_testing.h"
+#include "tests/support/eventually.h"
 
 namespace et::testing {
 namespace {
@@ -240,6 +247,85 @@ TEST(ClientReconnect, ACallWaitsForADaemonThatComesBack) {
   daemon.kill_now();
   std::thread supervisor([&] {  // restarts it a moment later, as systemd would
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    daemon.start();
+  });
+  std::vector<int64_t> sizes;
+  const auto x = npy_floats("mlp/forward.in0.npy", &sizes);
+  auto out = (*method)->execute({HostTensor{x.data(), DType::kFloat32, sizes, {}}});
+  supervisor.join();
+  EXPECT_EQ(out.status().code(), StatusCode::kAborted) << out.status().message();
+  out = (*method)->execute({HostTensor{x.data(), DType::kFloat32, sizes, {}}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_LT(max_diff((*out)[0], npy_floats("mlp/forward.out0.npy")), 1e-5);
+}
+
+// A daemon coming back as seen from outside while it starts: its socket bound but not
+// listening (a connect is refused), then listening but not answering gRPC yet. Counts
+// the connections it took that sent something (gRPC's attempts).
+class LateListener {
+ public:
+  explicit LateListener(const std::string& path) : path_(path) {
+    std::filesystem::remove(path);
+    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    bound_ = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~LateListener() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    close(fd_);
+    std::filesystem::remove(path_);
+  }
+  bool bound() const { return bound_; }
+  int attempts() const { return attempts_; }
+  // listen(), then take every connection: read what comes and hang up.
+  void listen_without_answering() {
+    ASSERT_EQ(listen(fd_, 16), 0);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pollfd p{fd_, POLLIN, 0};
+        if (poll(&p, 1, 10) != 1) continue;
+        const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (conn < 0) continue;
+        pollfd c{conn, POLLIN, 0};
+        char byte;
+        if (poll(&c, 1, 1000) == 1 && recv(conn, &byte, 1, 0) == 1) ++attempts_;
+        close(conn);
+      }
+    });
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool bound_ = false;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> attempts_{0};
+  std::thread thread_;
+};
+
+TEST(ClientReconnect, ACallWaitsForADaemonThatListensLate) {
+  DaemonProcess daemon;
+  auto client = connect(daemon, std::chrono::seconds(60));
+  ASSERT_TRUE(client);
+  auto program = client->load_program(kModels + "/mlp.pte");
+  ASSERT_TRUE(program.ok());
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok());
+  daemon.kill_now();
+  std::thread supervisor([&] {
+    {
+      LateListener late(daemon.socket());
+      ASSERT_TRUE(late.bound());
+      // Refused for longer than a client that may start a daemon gives a supervisor
+      // (1.5 s): "not yet" all the same, whether or not it found an et-serverd to start.
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      late.listen_without_answering();
+      // Listening and not answering: the client keeps trying rather than giving up.
+      EXPECT_TRUE(eventually([&] { return late.attempts() >= 3; }));
+    }  // the listener goes; the daemon comes back on the same socket
     daemon.start();
   });
   std::vector<int64_t> sizes;

@@ -13,6 +13,7 @@
 #include "etclient/client.h"
 #include "proto/protocol_version.h"
 #include "tests/support/daemon.h"
+#include "tests/support/eventually.h"
 
 namespace et::testing {
 namespace {
@@ -89,11 +90,8 @@ TEST(ClientVersion, AStartingClientDoesNotReuseADaemonOfAnotherVersion) {
     EXPECT_EQ(stat(own.c_str(), &st), 0) << "no daemon of this version at " << own;
   }
   // Idle, the daemon it started exits by itself and removes its socket.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (std::filesystem::exists(own) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_FALSE(std::filesystem::exists(own)) << "the started daemon did not exit when idle";
+  EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(own); }))
+      << "the started daemon did not exit when idle";
 }
 
 // With no et-serverd to be found, the error says how to get one.

@@ -1,4 +1,5 @@
-"""Shared helpers for the end-to-end tests: where the build and the fixtures are."""
+"""Shared helpers for the end-to-end tests: where the build and the fixtures are, daemons
+to run, and waits for a condition (never for a fixed time)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Callable, Iterable
 
 import numpy as np
 import pytest
@@ -17,6 +21,48 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "models"
 BUILD = Path(os.environ.get("ET_BUILD_DIR", ROOT / "build"))
+# How long a wait for a condition goes on before it fails: a backstop against a hang,
+# never a measure of speed (a loaded machine may take many times longer than an idle one).
+DEADLINE_S = 120.0
+
+
+def wait_until(condition: Callable, what, *, running: Iterable[subprocess.Popen] = (),
+               deadline_s: float = DEADLINE_S):
+    """Polls `condition` until it returns something true, and returns that. Fails naming
+    `what` (a string, or a callable that returns one: a log read at the time) once
+    `deadline_s` has passed, or at once when a process in `running` has exited."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        exited = [p for p in running if p.poll() is not None]
+        if exited or time.monotonic() > deadline:
+            why = (f"exited ({exited[0].returncode}) first" if exited
+                   else f"not after {deadline_s:g} s")
+            raise AssertionError(f"waiting for {what() if callable(what) else what}: {why}")
+        time.sleep(0.05)
+
+
+def unix_connection(path: Path) -> socket.socket | None:
+    """A connection to the Unix socket at `path`, or None while nothing accepts there (its
+    file exists from bind(), before listen(): a connect then is refused)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(path))
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
+def accepts(path: Path) -> bool:
+    """Whether a server accepts connections on the Unix socket at `path`."""
+    connection = unix_connection(path)
+    if connection is None:
+        return False
+    connection.close()
+    return True
 
 
 def data_args(entry: dict) -> list[str]:
@@ -34,20 +80,47 @@ def manifest() -> dict:
 
 
 @contextlib.contextmanager
+def session_held(sock: Path):
+    """Holds a session on the daemon that others start at `sock`, from the moment it
+    accepts until the block ends: its --idle-exit cannot fall between two of the block's
+    clients, however slowly a busy machine brings them. It may exit once the block ends."""
+    import etclient
+
+    done = threading.Event()
+
+    def hold():
+        while not done.wait(0.05):
+            if accepts(sock):
+                try:
+                    runtime = etclient.Runtime(str(sock), spawn=False)
+                except etclient.Error:  # it went away again: wait for the next one
+                    continue
+                done.wait()
+                del runtime
+                return
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        yield
+    finally:
+        done.set()
+        holder.join()
+
+
+@contextlib.contextmanager
 def running_daemon(*args: str):
     """An et-serverd from the build on a private socket; stopped with SIGTERM after."""
     serverd = built_tool("et-serverd", "server")
     with tempfile.TemporaryDirectory(prefix="et-py-") as tmp:
         sock = Path(tmp) / "s.sock"
-        log = open(Path(tmp) / "daemon.log", "w+")
+        log_path = Path(tmp) / "daemon.log"
+        log = open(log_path, "w+")
         proc = subprocess.Popen([serverd, "--socket", sock, "--log-level", "warn", *args],
                                 stdout=log, stderr=subprocess.STDOUT)
-        for _ in range(600):
-            if sock.exists():
-                break
-            assert proc.poll() is None, "et-serverd exited at start"
-            time.sleep(0.05)
         try:
+            wait_until(lambda: accepts(sock), lambda: f"et-serverd to listen: {log_path.read_text()}",
+                       running=[proc])
             yield sock
         finally:
             proc.send_signal(signal.SIGTERM)

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "runtime/sanitizers.h"
+#include "tests/support/eventually.h"
 
 namespace et::testing {
 namespace {
@@ -370,12 +371,9 @@ TEST(Daemon, ServesTcpWhenAsked) {
   DaemonProcess daemon({"--listen", "127.0.0.1:0"});
   std::smatch port;
   const std::regex logged(R"(127\.0\.0\.1:0 \(port (\d+)\))");
-  std::string log = daemon.log();
+  std::string log;
   // The line may reach the log file a moment after the socket accepts (slow builds).
-  for (int i = 0; i < 500 && !std::regex_search(log, logged); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    log = daemon.log();
-  }
+  EXPECT_TRUE(eventually([&] { return std::regex_search(log = daemon.log(), logged); }));
   ASSERT_TRUE(std::regex_search(log, port, logged)) << log;
   ASSERT_NE(port[1].str(), "0") << log;
   TestClient c("", "127.0.0.1:" + port[1].str());
@@ -468,14 +466,10 @@ TEST(Daemon, KilledClientsReleaseEverything) {
   };
   for (int i = 0; i < 10; ++i) kill_one(150);  // warm up allocator pools
   // Wait for the daemon to notice the last kill.
-  for (int i = 0; i < 100 && status().sessions() > 1; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  EXPECT_TRUE(eventually([&] { return status().sessions() <= 1; }));
   const long baseline = daemon.rss_kb();
   for (int i = 0; i < 100; ++i) kill_one(50 + (i % 5) * 30);
-  for (int i = 0; i < 200 && status().sessions() > 1; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  EXPECT_TRUE(eventually([&] { return status().sessions() <= 1; }));
   const pb::ServerStatusResponse after = status();
   EXPECT_EQ(after.sessions(), 1u) << "only the observer's session is left";
   EXPECT_EQ(after.method_instances(), 0u);

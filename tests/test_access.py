@@ -13,11 +13,10 @@ import re
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
-from conftest import MODELS, built_tool
+from conftest import MODELS, built_tool, wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="acting as several users needs root")
 
@@ -69,11 +68,8 @@ def shared_daemon():
         daemon = subprocess.Popen([str(built_tool("et-serverd", "server")), "--socket", str(sock), "--socket-group",
                                    str(GROUP)], user=DAEMON_UID, group=DAEMON_UID, extra_groups=[GROUP],
                                   stdout=log, stderr=subprocess.STDOUT, env={"PATH": os.environ["PATH"]})
-        for _ in range(600):
-            if "ready" in log_path.read_text():
-                break
-            assert daemon.poll() is None, log_path.read_text()
-            time.sleep(0.05)
+        wait_until(lambda: "ready (" in log_path.read_text(), lambda: log_path.read_text(),
+                   running=[daemon])
         try:
             yield Path(tmp), sock, log_path
         finally:

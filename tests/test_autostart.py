@@ -8,12 +8,11 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import MODELS, built_tool, daemons_on
+from conftest import MODELS, built_tool, daemons_on, session_held, wait_until
 
 # A client process: connects (starting the daemon if needed), runs add once, prints OK.
 CLIENT = textwrap.dedent("""
@@ -25,15 +24,6 @@ CLIENT = textwrap.dedent("""
     assert memoryview(out).tolist() == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]], memoryview(out).tolist()
     print("OK")
 """)
-
-
-def wait_until(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.fixture
@@ -58,25 +48,29 @@ def test_sixteen_processes_at_once_start_one_daemon_that_exits_when_idle(private
     # Every process starts its daemon with --idle-exit 2 (Runtime.get's default is 300).
     code = CLIENT.replace("etclient.Runtime.get(sys.argv[1])",
                           "etclient.Runtime(sys.argv[1], idle_exit=2)")
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(sock), str(MODELS / "add.pte")],
-                              env=spawn_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(16)]
-    results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    with session_held(sock):  # the 16 share it however far apart a busy machine starts them
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(sock), str(MODELS / "add.pte")],
+                                  env=spawn_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(16)]
+        results = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
     for out, err, rc in results:
         assert rc == 0 and out.strip() == "OK", err
     log = (private_dir / "s.sock.log").read_text()
     assert log.count("listening on") == 1, log
     assert log.count("session") >= 16, log
     # Then it goes by itself: socket removed, process gone, nothing left in /dev/shm.
-    assert wait_until(lambda: not daemons_on(sock), 15), "the daemon did not exit when idle"
+    wait_until(lambda: not daemons_on(sock), "the daemon to exit when idle")
     assert not sock.exists() and not Path(str(sock) + ".fd").exists()
     assert "no session for 2 s (--idle-exit)" in (private_dir / "s.sock.log").read_text()
-    assert set(os.listdir("/dev/shm")) - shm_before == set()
+    # Other tests' KServe regions (pytest-xdist runs them beside this one) are not its.
+    left = {n for n in set(os.listdir("/dev/shm")) - shm_before if not n.startswith("et_kserve_test_")}
+    assert left == set()
 
 
 def test_a_client_arriving_while_the_daemon_exits_is_served(private_dir):
     # Connect again and again just as the idle daemon (--idle-exit 1) decides to exit:
-    # each client is served, by the old daemon or by a new one it starts.
+    # each client is served, by the old daemon or by a new one it starts. At least 8
+    # rounds, and on until the log shows an exit (a busy machine may need more).
     sock = private_dir / "s.sock"
     code = textwrap.dedent("""
         import array, gc, sys, time
@@ -89,10 +83,12 @@ def test_a_client_arriving_while_the_daemon_exits_is_served(private_dir):
             del runtime, out
             gc.collect()
             time.sleep((0.9, 1.0, 1.1, 1.2, 1.3, 1.5)[i % 6])  # before, at and after its exit
+            if i >= 7 and "--idle-exit" in open(sys.argv[1] + ".log").read():
+                break
         print("OK")
     """)
-    result = subprocess.run([sys.executable, "-c", code, str(sock), str(MODELS / "add.pte"), "8"],
-                            env=spawn_env(), capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code, str(sock), str(MODELS / "add.pte"), "60"],
+                            env=spawn_env(), capture_output=True, text=True, timeout=600)
     assert result.returncode == 0 and result.stdout.strip() == "OK", result.stderr
     log = (private_dir / "s.sock.log").read_text()
     assert log.count("--idle-exit") >= 1, "no exit was raced: the test proved nothing\n" + log
@@ -126,7 +122,7 @@ def test_with_nothing_set_the_daemon_the_package_ships_is_started(private_dir):
     if pids:  # still idling: it must be the package's binary
         assert Path(f"/proc/{pids[0]}/exe").resolve() == bundled.resolve()
     assert "listening on" in (private_dir / "s.sock.log").read_text()
-    assert wait_until(lambda: not daemons_on(sock), 15)
+    wait_until(lambda: not daemons_on(sock), "the daemon to exit when idle")
 
 
 def test_a_daemon_that_cannot_start_is_reported_with_its_log(private_dir):
@@ -148,7 +144,7 @@ def test_the_next_process_finds_the_program_loaded(private_dir):
     code = textwrap.dedent("""
         import json, sys
         import etclient
-        runtime = etclient.Runtime(sys.argv[1], idle_exit=30)
+        runtime = etclient.Runtime(sys.argv[1], idle_exit=300)  # outlasts any gap between them
         runtime.load_program(sys.argv[2]).load_method()
         print(json.dumps(runtime.server_status()))
     """)

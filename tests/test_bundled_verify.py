@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-import time
 
 import numpy as np
 import pytest
 
 import etclient
-from conftest import MODELS, built_tool, manifest
+from conftest import DEADLINE_S, MODELS, accepts, built_tool, manifest, wait_until
 
 MULTI = MODELS / "multi_bundled.bpte"
 WRONG = MODELS / "mlp_bundled_wrong.bpte"
@@ -123,19 +122,17 @@ def serve(sock):
     """An et-serverd on `sock`, once it listens."""
     proc = subprocess.Popen([built_tool("et-serverd", "server"), "--socket", sock, "--log-level",
                              "warn"])
-    for _ in range(600):
-        if sock.exists():
-            return proc
-        assert proc.poll() is None, "et-serverd exited at start"
-        time.sleep(0.05)
-    raise AssertionError("et-serverd did not start")
+    wait_until(lambda: accepts(sock), "et-serverd to listen", running=[proc])
+    return proc
 
 
 def test_verify_survives_a_daemon_restart(tmp_path):
     sock = tmp_path / "s.sock"
     daemon = serve(sock)
     try:
-        program = etclient.Runtime(str(sock), spawn=False).load_program(WRONG)
+        # It finds the restarted daemon however long a busy machine takes (5 s by default).
+        runtime = etclient.Runtime(str(sock), spawn=False, reconnect_timeout=DEADLINE_S)
+        program = runtime.load_program(WRONG)
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=60) == 0
         daemon = serve(sock)

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import etclient
-from conftest import MODELS, ROOT, built_tool
+from conftest import MODELS, ROOT, built_tool, wait_until
 
 IMAGE = f"localhost/et-serverd-test:{os.getpid()}"
 # vfs: storage that works in any container this test may itself run in; runc: crun
@@ -56,14 +55,12 @@ def test_runs_as_its_own_user_with_no_options(image):
                   "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", image)
     assert started.returncode == 0, started
     try:
-        deadline = time.monotonic() + 60
-        while True:
+        def serving():
             check = run(*PODMAN, "exec", name, "/usr/bin/et-serverd", "--check",
                         "/run/et-serverd/et-serverd.sock")
-            if check.returncode == 0:
-                break
-            assert time.monotonic() < deadline, (check, run(*PODMAN, "logs", name))
-            time.sleep(0.1)
+            return check if check.returncode == 0 else None
+
+        check = wait_until(serving, lambda: f"the container to serve: {run(*PODMAN, 'logs', name)}")
         assert check.stdout.strip() == "SERVING"
         assert run(*PODMAN, "healthcheck", "run", name).returncode == 0
     finally:
@@ -84,10 +81,9 @@ def test_run_with_podman_and_call_from_the_host(image, tmp_path):
     assert started.returncode == 0, started
     try:
         sock = sockets / "et-serverd.sock"
-        deadline = time.monotonic() + 60
-        while run(str(built_tool("et-serverd", "server")), "--check", str(sock)).returncode != 0:
-            assert time.monotonic() < deadline, run(*PODMAN, "logs", name)
-            time.sleep(0.1)
+        serverd = str(built_tool("et-serverd", "server"))
+        wait_until(lambda: run(serverd, "--check", str(sock)).returncode == 0,
+                   lambda: f"the container to serve: {run(*PODMAN, 'logs', name)}")
         # No shell in the image: only what build-image put there.
         shell = run(*PODMAN, "exec", name, "/bin/sh", "-c", "true")
         assert shell.returncode != 0

@@ -8,9 +8,8 @@ import os
 import re
 import signal
 import subprocess
-import time
 
-from conftest import built_tool
+from conftest import built_tool, wait_until
 
 
 def started_threads(tmp_path, prefix: list[str], env: dict | None = None) -> int:
@@ -22,13 +21,10 @@ def started_threads(tmp_path, prefix: list[str], env: dict | None = None) -> int
                                  sock_dir / "s.sock", "--log-level", "info"],
                                 stdout=out, stderr=subprocess.STDOUT, env=env)
         try:
-            for _ in range(600):
-                found = re.search(r"\((\d+) compute threads\)", log.read_text())
-                if found:
-                    return int(found.group(1))
-                assert proc.poll() is None, f"et-serverd exited at start: {log.read_text()}"
-                time.sleep(0.05)
-            raise AssertionError(f"et-serverd never said its thread count: {log.read_text()}")
+            found = wait_until(lambda: re.search(r"\((\d+) compute threads\)", log.read_text()),
+                               lambda: f"et-serverd to say its thread count: {log.read_text()}",
+                               running=[proc])
+            return int(found.group(1))
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=60) == 0

@@ -12,7 +12,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase)
 
-from conftest import built_tool
+from conftest import DEADLINE_S, built_tool
 from kserve_support import kserve_daemon
 
 
@@ -27,7 +27,7 @@ def daemon():
 def test_health_service_answers_serving(daemon, which):
     with grpc.insecure_channel(daemon[which]) as channel:
         status = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(),
-                                                           timeout=10).status
+                                                           timeout=DEADLINE_S).status
     assert status == health_pb2.HealthCheckResponse.SERVING
 
 

@@ -19,6 +19,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.utils.shared_memory as shm
 from tritonclient.utils import InferenceServerException
 
+from conftest import DEADLINE_S, unix_connection, wait_until
 from kserve_support import kserve_daemon, shm_key
 
 
@@ -199,11 +200,8 @@ def test_regions_are_per_connection_life_and_released_when_it_closes(server):
         assert "lives" in regions_seen(second)
         first.close()
         # The registration goes when every connection that used it has closed: the
-        # second only looked, so it is released within the daemon's tick (1 s).
-        deadline = time.monotonic() + 10
-        while "lives" in regions_seen(second):
-            assert time.monotonic() < deadline, "the region outlived its connection"
-            time.sleep(0.2)
+        # second only looked, so it is released at the daemon's next tick.
+        wait_until(lambda: "lives" not in regions_seen(second), "the region to go with its connection")
         second.close()
     finally:
         shm.destroy_shared_memory_region(h)
@@ -282,17 +280,18 @@ def test_idle_exit_waits_for_kserve_clients():
                                  "--models", MODELS, "--kserve-grpc", ksock, "--idle-exit", "1",
                                  "--log-level", "warn"])
         try:
-            deadline = time.monotonic() + 30
-            while not Path(f"{tmp}/k.sock").exists():
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
+            # A connection held from the moment it accepts until the KServe client's is
+            # up: the idle exit cannot come first, however slowly that client connects.
+            probe = wait_until(lambda: unix_connection(Path(f"{tmp}/k.sock")), "the KServe socket to accept",
+                               running=[proc])
             c = own_connection(ksock)
             assert c.is_server_live()
+            probe.close()
             time.sleep(3)  # three idle periods with only the KServe client
             assert proc.poll() is None, "the daemon exited under a connected KServe client"
             assert c.is_model_ready("add")
             c.close()
-            assert proc.wait(timeout=30) == 0
+            assert proc.wait(timeout=DEADLINE_S) == 0
         finally:
             if proc.poll() is None:
                 proc.kill()

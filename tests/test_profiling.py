@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import etclient
-from conftest import MODELS, built_tool
+from conftest import DEADLINE_S, MODELS, built_tool
 from test_bundled_verify import serve
 from test_etdump import decode
 
@@ -223,7 +223,9 @@ def test_a_restart_loses_the_profile(tmp_path, transport):
     sock = tmp_path / "s.sock"
     daemon = serve(sock)
     try:
-        method = etclient.Runtime(str(sock), spawn=False).load_program(MLP).load_method()
+        # It finds the restarted daemon however long a busy machine takes (5 s by default).
+        runtime = etclient.Runtime(str(sock), spawn=False, reconnect_timeout=DEADLINE_S)
+        method = runtime.load_program(MLP).load_method()
         x = np.load(MLP_INPUT)
         for call_first in (False, True):
             method.start_profile()

@@ -10,8 +10,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import MODELS, ROOT, built_tool
-from test_autostart import daemons_on, wait_until
+from conftest import MODELS, ROOT, built_tool, daemons_on, session_held, wait_until
 
 EXAMPLE = ROOT / "examples" / "ci" / "test_with_et_serverd.py"
 
@@ -25,10 +24,11 @@ def test_sixteen_xdist_workers_share_one_auto_started_daemon(tmp_path):
     env.update(ETSERVER_BIN=str(built_tool("et-serverd", "server")), ETSERVER_IDLE_EXIT="1",
                ET_MODELS=str(MODELS))
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-n", "16", "-p", "no:cacheprovider",
-             "--et-serverd-socket", str(sock), str(tmp_path / "test_example.py")],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        with session_held(sock):  # one daemon however far apart a busy machine runs the workers
+            result = subprocess.run(
+                [sys.executable, "-m", "pytest", "-n", "16", "-p", "no:cacheprovider",
+                 "--et-serverd-socket", str(sock), str(tmp_path / "test_example.py")],
+                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         assert re.search(r"\b33 passed\b", result.stdout), result.stdout[-2000:]
         # The plugin's summary line: program loads from the 16 workers, all but the
@@ -42,9 +42,9 @@ def test_sixteen_xdist_workers_share_one_auto_started_daemon(tmp_path):
         assert executes == 32, found.group(0)
         log = (run_dir / "s.sock.log").read_text()
         assert log.count("listening on") == 1, log
-        opened = len(re.findall(r"session \d+ opened", log))
-        assert opened >= 16, f"{opened} sessions: fewer than 16 workers reached the daemon\n{log}"
-        assert wait_until(lambda: not daemons_on(sock), 20), "the daemon did not exit when idle"
+        opened = len(re.findall(r"session \d+ opened", log))  # the workers' and session_held's
+        assert opened >= 17, f"{opened} sessions: fewer than 16 workers reached the daemon\n{log}"
+        wait_until(lambda: not daemons_on(sock), "the daemon to exit when idle")
         assert not sock.exists()
     finally:
         for pid in daemons_on(sock):

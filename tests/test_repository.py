@@ -22,13 +22,13 @@ import tritonclient.grpc as grpcclient
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tritonclient.utils import InferenceServerException
 
-from conftest import MODELS, built_tool
+from conftest import DEADLINE_S, MODELS, accepts, built_tool, wait_until
 from kserve_support import kserve_daemon
 
 POLL = ("--model-control-mode", "poll", "--repository-poll-secs", "0")
 
 
-def eventually(check, timeout=20.0):
+def eventually(check, timeout=DEADLINE_S):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
@@ -143,17 +143,21 @@ def test_a_call_running_on_a_version_keeps_it(tmp_path):
                 except Exception as e:  # noqa: BLE001 (any failure counts)
                     errors.append(repr(e))
 
+        def answered_by(version):
+            with lock:
+                return answered[version] > 10
+
         threads = [threading.Thread(target=caller) for _ in range(4)]
         for t in threads:
             t.start()
-        time.sleep(0.3)
+        wait_until(lambda: answered_by("1"), lambda: f"calls to version 1: {answered} {errors[:3]}")
         tmp = repo / ".add.pte.tmp"  # written aside, renamed in: what deploy tools do
         shutil.copy(MODELS / "add.pte", tmp)
         with open(tmp, "ab") as f:
             f.write(b"\0" * 16)  # other bytes, same program: a new version
         os.rename(tmp, repo / "add.pte")
         assert eventually(lambda: served_version(client, "add") == "2"), log.read_text()
-        time.sleep(0.3)
+        wait_until(lambda: answered_by("2"), lambda: f"calls to version 2: {answered} {errors[:3]}")
         done.set()
         for t in threads:
             t.join()
@@ -228,7 +232,7 @@ def test_health_is_not_serving_while_loading_and_stopping(tmp_path):
     sock = tmp_path / "s.sock"
     proc = subprocess.Popen([serverd, "--socket", sock, "--models", repo, "--log-level", "warn"])
     try:
-        assert eventually(lambda: sock.exists())
+        wait_until(lambda: accepts(sock), "et-serverd to listen", running=[proc])
         seen = []
         with grpc.insecure_channel(f"unix:{sock}") as channel:
             stream = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(),

@@ -4,6 +4,7 @@ grpcio, as a client in another language would, with certificates openssl makes."
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import built_tool
+from conftest import DEADLINE_S, built_tool, wait_until
 
 HEALTH = "/grpc.health.v1.Health/Check"  # an empty request asks for the whole server
 
@@ -55,7 +56,7 @@ def server_tls(d: Path) -> list[str]:
 
 def serving(channel: grpc.Channel) -> str:
     try:
-        answer = channel.unary_unary(HEALTH)(b"", timeout=5)
+        answer = channel.unary_unary(HEALTH)(b"", timeout=DEADLINE_S)
         return "SERVING" if answer == b"\x08\x01" else f"answer {answer!r}"
     except grpc.RpcError as e:
         return e.code().name
@@ -74,11 +75,14 @@ def start(tmp: Path, *args: str) -> Daemon:
         proc = Daemon([str(built_tool("et-serverd", "server")), "--socket", str(tmp / "s.sock"), *args],
                       stdout=out, stderr=subprocess.STDOUT)
     proc.log = log
-    for _ in range(600):
-        if proc.poll() is not None or "ready (" in log.read_text():
-            return proc
-        time.sleep(0.05)
-    raise AssertionError("et-serverd did not start")
+    wait_until(lambda: proc.poll() is not None or "ready (" in log.read_text(), "et-serverd to start")
+    return proc
+
+
+def port_of(proc: Daemon) -> int:
+    """The TCP port a daemon started with --listen HOST:0 got (a port chosen beforehand
+    could be taken meanwhile by another test's daemon)."""
+    return int(re.search(r"\(port (\d+)\)", proc.log.read_text()).group(1))
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -97,19 +101,18 @@ def test_plaintext_beyond_loopback_is_refused_at_start(address):
 
 def test_plaintext_on_loopback_still_serves():
     with tempfile.TemporaryDirectory(prefix="et-tls-") as tmp:
-        port = free_port()
-        proc = start(Path(tmp), "--listen", f"127.0.0.1:{port}")
+        proc = start(Path(tmp), "--listen", "127.0.0.1:0")
         try:
-            assert serving(grpc.insecure_channel(f"127.0.0.1:{port}")) == "SERVING"
+            assert serving(grpc.insecure_channel(f"127.0.0.1:{port_of(proc)}")) == "SERVING"
         finally:
             stop(proc)
 
 
 def test_tls_serves_tls_clients_only(certs):
     d = certs
-    port = free_port()
-    proc = start(d, "--listen", f"0.0.0.0:{port}", *server_tls(d))
+    proc = start(d, "--listen", "0.0.0.0:0", *server_tls(d))
     try:
+        port = port_of(proc)
         trusted = grpc.ssl_channel_credentials(root_certificates=(d / "ca.pem").read_bytes())
         assert serving(grpc.secure_channel(f"localhost:{port}", trusted)) == "SERVING"
         assert serving(grpc.insecure_channel(f"localhost:{port}")) == "UNAVAILABLE"
@@ -122,9 +125,9 @@ def test_tls_serves_tls_clients_only(certs):
 
 def test_mutual_tls_requires_a_client_certificate(certs):
     d = certs
-    port = free_port()
-    proc = start(d, "--listen", f"0.0.0.0:{port}", *server_tls(d), "--tls-client-ca", str(d / "ca.pem"))
+    proc = start(d, "--listen", "0.0.0.0:0", *server_tls(d), "--tls-client-ca", str(d / "ca.pem"))
     try:
+        port = port_of(proc)
         ca = (d / "ca.pem").read_bytes()
         with_cert = grpc.ssl_channel_credentials(root_certificates=ca, private_key=(d / "client.key").read_bytes(),
                                                  certificate_chain=(d / "client.pem").read_bytes())

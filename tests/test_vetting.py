@@ -9,11 +9,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from conftest import MODELS, built_tool
+from conftest import MODELS, built_tool, wait_until
 
 
 def run_daemon_and_load(*args: str, models: Path | None = None) -> str:
@@ -29,11 +28,8 @@ def run_daemon_and_load(*args: str, models: Path | None = None) -> str:
             daemon = subprocess.Popen([str(built_tool("et-serverd", "server")), "--socket", str(sock), "--log-level",
                                        "debug", *extra, *args], stdout=log, stderr=subprocess.STDOUT)
         try:
-            for _ in range(600):
-                if "ready (" in log_path.read_text():
-                    break
-                assert daemon.poll() is None, log_path.read_text()
-                time.sleep(0.05)
+            wait_until(lambda: "ready (" in log_path.read_text(), lambda: log_path.read_text(),
+                       running=[daemon])
             a = np.ones((2, 3), "float32")
             for _ in range(2):
                 runtime = etclient.Runtime(str(sock), transport="grpc")

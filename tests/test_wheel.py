@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS, ROOT
-from test_autostart import daemons_on, wait_until
+from conftest import MODELS, ROOT, daemons_on, session_held, wait_until
 
 # What a manylinux wheel may take from the system (the rest must be vendored).
 SYSTEM_LIBRARIES = {"linux-vdso.so.1", "ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6",
@@ -69,10 +68,11 @@ def test_pytest_n16_in_a_fresh_venv_starts_one_daemon_that_exits(fresh_venv, tmp
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"),
            "ETSERVER_IDLE_EXIT": "2", "ET_MODELS": str(MODELS)}
     try:
-        result = subprocess.run(
-            [fresh_venv / "bin" / "python", "-m", "pytest", "-n", "16", "-p", "no:cacheprovider",
-             "--et-serverd-socket", str(sock), str(tmp_path / "test_example.py")],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        with session_held(sock):  # one daemon however far apart a busy machine runs the workers
+            result = subprocess.run(
+                [fresh_venv / "bin" / "python", "-m", "pytest", "-n", "16", "-p", "no:cacheprovider",
+                 "--et-serverd-socket", str(sock), str(tmp_path / "test_example.py")],
+                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         assert re.search(r"\b33 passed\b", result.stdout), result.stdout[-2000:]
         log = (run_dir / "s.sock.log").read_text()
@@ -80,7 +80,7 @@ def test_pytest_n16_in_a_fresh_venv_starts_one_daemon_that_exits(fresh_venv, tmp
         pids = daemons_on(sock)
         if pids:  # still idling: the wheel's daemon, not the build's
             assert Path(f"/proc/{pids[0]}/exe").resolve() == installed_daemon(fresh_venv).resolve()
-        assert wait_until(lambda: not daemons_on(sock), 20), "the daemon did not exit when idle"
+        wait_until(lambda: not daemons_on(sock), "the daemon to exit when idle")
         assert not sock.exists()
     finally:
         for pid in daemons_on(sock):

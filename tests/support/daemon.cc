@@ -18,6 +18,7 @@
 
 #include "proto/fd_client.h"
 #include "proto/sha256.h"
+#include "tests/support/eventually.h"
 #include "tools/npy.h"
 
 namespace et::testing {
@@ -79,15 +80,17 @@ void DaemonProcess::start() {
     execv(c[0], c.data());
     _exit(127);
   }
-  for (int i = 0; i < 600; ++i) {  // up to 30 s (sanitizer builds start slowly)
-    if (can_connect(socket_)) return;
+  bool exited = false;
+  const bool listening = eventually([&] {
     int status;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      throw std::runtime_error("et-serverd exited at start:\n" + log());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    exited = exited || waitpid(pid_, &status, WNOHANG) == pid_;
+    return exited || can_connect(socket_);
+  });
+  if (exited) {
+    pid_ = -1;
+    throw std::runtime_error("et-serverd exited at start:\n" + log());
   }
+  if (listening) return;
   kill(pid_, SIGKILL);  // do not leave it running behind a failed test
   waitpid(pid_, nullptr, 0);
   pid_ = -1;

@@ -154,21 +154,32 @@ std::shared_ptr<const Session> ClientImpl::session() const {
 Status ClientImpl::reconnect(uint64_t generation) {
   std::lock_guard<std::mutex> lock(mu_);  // one reconnect at a time; others wait for it
   if (session_->generation != generation) return Status();
-  // A supervisor (systemd's RestartSec is 100 ms) gets a moment to bring its daemon back
-  // first; a client that may start the daemon then starts one when none listens (it died,
-  // and nobody restarts it), as connect does: processes doing so at once share one.
-  const auto grace = spawn_ ? std::min(reconnect_timeout_, kSupervisorGrace) : reconnect_timeout_;
-  auto session = open_session(generation + 1, grace);
-  if (!session.ok() && spawn_ && session.status().code() == StatusCode::kUnavailable &&
-      !daemon_listens(socket_)) {
-    // The channel stays (other threads may be calling on its stub); it finds the new
-    // daemon within its reconnect backoff (at most 1 s).
-    if (Status started = ensure_daemon(spawn_request_); !started.ok()) return started;
-    // At least long enough for the channel's backoff to reach the new daemon.
+  // Until the deadline, a daemon that does not answer is "not yet": a supervisor is
+  // restarting it, or it is between bind() and listen() (connection refused), or its
+  // socket is not there yet. A supervisor (systemd's RestartSec is 100 ms) gets a moment
+  // to bring it back first; a client that may start the daemon then starts one when none
+  // listens (it died, and nobody restarts it), as connect does: processes doing so at
+  // once share one. A daemon that listens but does not answer yet is waited for.
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto deadline = start + reconnect_timeout_;
+  auto session = open_session(
+      generation + 1, spawn_ ? std::min(reconnect_timeout_, kSupervisorGrace) : reconnect_timeout_);
+  bool tried_to_start = false;
+  Status not_started;
+  while (!session.ok() && session.status().code() == StatusCode::kUnavailable) {
+    if (spawn_ && !tried_to_start && !daemon_listens(socket_)) {
+      tried_to_start = true;
+      not_started = ensure_daemon(spawn_request_);
+      // At least long enough for the channel's backoff (at most 1 s) to reach it.
+      if (not_started.ok()) deadline = std::max(deadline, Clock::now() + kStartedDaemonReach);
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) break;
     session = open_session(generation + 1,
-                           std::max(reconnect_timeout_ - grace, std::chrono::milliseconds(2000)));
+                           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
   }
-  if (!session.ok()) return session.status();
+  if (!session.ok()) return not_started.ok() ? session.status() : not_started;
   if (Status s = arena_->rebind((*session)->fd_socket, (*session)->token); !s.ok()) return s;
   (*session)->same_daemon = !session_->daemon_instance.empty() &&
                             (*session)->daemon_instance == session_->daemon_instance;

@@ -44,6 +44,8 @@ struct Session {
 // How long a reconnecting client that may start the daemon waits for a supervisor to
 // restart it before starting one itself.
 inline constexpr std::chrono::milliseconds kSupervisorGrace{1500};
+// How long a client waits at least for the daemon it started to answer.
+inline constexpr std::chrono::milliseconds kStartedDaemonReach{2000};
 
 class ClientImpl {
  public:
