@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -12,9 +13,12 @@
 #include <vector>
 
 #include "proto/sha256.h"
+#include "tests/support/eventually.h"
 
 namespace et::server {
 namespace {
+
+using ::et::testing::kBackstop;
 
 std::vector<uint8_t> fixture(const std::string& name) {
   std::ifstream in(std::string(ET_FIXTURES_DIR) + "/" + name, std::ios::binary);
@@ -70,17 +74,19 @@ TEST(ProgramRegistry, SessionsAskingByHashWaitForTheOneSendingTheBytes) {
   const std::vector<uint8_t> bytes = fixture("add.pte");
   ProgramRegistry registry;
   const std::string sha = ::etserver::sha256_hex(bytes);
-  // Session 1 asks first: it is told to send the bytes.
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", std::chrono::seconds(10)), nullptr);
+  // Session 1 asks first: it is told to send the bytes (its claim outlasts any slow
+  // machine, so that session 2 below never finds it run out).
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", kBackstop), nullptr);
   // Session 2 asks meanwhile: it waits for session 1's upload and gets its program.
+  // (The sleep only makes it most often already waiting; asking after the upload, it
+  // finds the program all the same.)
   std::shared_ptr<const RegisteredProgram> waited;
-  std::thread second(
-      [&] { waited = registry.find_or_await_upload(sha, "", 2, "", std::chrono::seconds(10)); });
+  std::thread second([&] { waited = registry.find_or_await_upload(sha, "", 2, "", kBackstop); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto added = registry.add(bytes, sha, {}, {}, "ipv4:10.0.0.7");
   ASSERT_TRUE(added.ok());
   second.join();
-  EXPECT_EQ(waited, added->first);
+  ASSERT_EQ(waited, added->first);
   // Noted before the waiter could see it: a waiter checking who sent it must not find
   // the program without its sender (and answer "send it" again).
   EXPECT_TRUE(waited->uploaded_by("ipv4:10.0.0.7"));
@@ -123,7 +129,7 @@ TEST(ProgramRegistry, KeptProgramsGoWhenTheirTimeIsUpOrTheBytesRunOut) {
   }
   EXPECT_EQ(registry.find(::etserver::sha256_hex(add)), nullptr);
   EXPECT_NE(registry.find(::etserver::sha256_hex(mlp)), nullptr);
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));  // at least: past the 50 ms
   registry.drop_expired();
   EXPECT_EQ(registry.find(::etserver::sha256_hex(mlp)), nullptr);
   // Keeping off (0 s): a released program goes at once.
@@ -135,76 +141,90 @@ TEST(ProgramRegistry, KeptProgramsGoWhenTheirTimeIsUpOrTheBytesRunOut) {
   EXPECT_EQ(registry.find(::etserver::sha256_hex(add)), nullptr);
 }
 
+// The waits below tell "ended by what the test did" from "ran out": a claim or a
+// waiter's own limit of kBackstop runs out after kBackstop, and whatever ends a wait
+// sooner does so long before half of it, however slow the machine.
+constexpr auto kSooner = std::chrono::duration_cast<std::chrono::milliseconds>(kBackstop) / 2;
+
 TEST(ProgramRegistry, WhenTheSenderGoesTheWaitersStopWaiting) {
   ProgramRegistry registry;
   const std::string sha(64, 'b');
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", std::chrono::seconds(30)), nullptr);
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", kBackstop), nullptr);
   const auto start = std::chrono::steady_clock::now();
+  // The sleep makes session 2 most often waiting already; one not yet waiting finds no
+  // claim and ends at once all the same.
   std::thread closer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     registry.forget_asker(1);  // session 1 closed without sending
   });
-  EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, "", std::chrono::seconds(30)), nullptr);
+  EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, "", kBackstop), nullptr);
   closer.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kSooner) << "it waited out the claim";
 }
 
-// How long find_or_await_upload(`asker`, `peer`) took to give up while `meanwhile` ran
-// on this thread (session 1 holds the claim, on `claim_peer`, for `claim`).
-std::chrono::milliseconds waited_for(ProgramRegistry& registry, const std::string& claim_peer,
-                                     std::chrono::milliseconds claim, const std::string& peer,
-                                     const std::function<void()>& meanwhile) {
+// How long find_or_await_upload(`asker`, `peer`, waiting at most kBackstop) took to
+// give up while `meanwhile(waiter_done)` ran on this thread (session 1 holds the claim,
+// on `claim_peer`, for `claim`).
+std::chrono::milliseconds waited_for(
+    ProgramRegistry& registry, const std::string& claim_peer, std::chrono::milliseconds claim,
+    const std::string& peer, const std::function<void(const std::atomic<bool>&)>& meanwhile) {
   const std::string sha(64, 'c');
   EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, claim_peer, claim), nullptr);
   const auto start = std::chrono::steady_clock::now();
   std::chrono::milliseconds took{};
+  std::atomic<bool> done{false};
   std::thread waiter([&] {
-    EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, peer, std::chrono::seconds(30)), nullptr);
+    EXPECT_EQ(registry.find_or_await_upload(sha, "", 2, peer, kBackstop), nullptr);
     took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  start);
+    done = true;
   });
-  meanwhile();
+  meanwhile(done);
   waiter.join();
   return took;
 }
 
 TEST(ProgramRegistry, TheSenderAskingAgainDoesNotExtendTheWait) {
   ProgramRegistry registry;
-  const auto took = waited_for(registry, "", std::chrono::milliseconds(200), "", [&] {
-    // 2 s of session 1 asking again (once the claim passes to session 2, each ask
-    // waits for that one up to its 200 ms).
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (std::chrono::steady_clock::now() < end) {
-      EXPECT_EQ(registry.find_or_await_upload(std::string(64, 'c'), "", 1, "",
-                                              std::chrono::milliseconds(200)),
-                nullptr);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  });
-  EXPECT_LT(took, std::chrono::milliseconds(1500)) << "the claim was renewed by re-asking";
+  const auto took = waited_for(
+      registry, "", std::chrono::milliseconds(200), "", [&](const std::atomic<bool>& done) {
+        // Session 1 asks again and again until session 2 stops waiting: were each ask
+        // to renew its 200 ms claim, session 2 would wait out its own kBackstop. (Once
+        // the claim passes to session 2, each ask waits for that one up to its 200 ms.)
+        while (!done) {
+          EXPECT_EQ(registry.find_or_await_upload(std::string(64, 'c'), "", 1, "",
+                                                  std::chrono::milliseconds(200)),
+                    nullptr);
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      });
+  EXPECT_LT(took, kSooner) << "the claim was renewed by re-asking";
 }
 
 TEST(ProgramRegistry, OnlySessionsOfOnePeerWaitForEachOther) {
   ProgramRegistry registry;
-  const auto took = waited_for(registry, "ipv4:10.0.0.7", std::chrono::seconds(30), "", [] {});
-  EXPECT_LT(took, std::chrono::seconds(5)) << "a local session waited for a remote sender";
+  const auto took =
+      waited_for(registry, "ipv4:10.0.0.7", kBackstop, "", [](const std::atomic<bool>&) {});
+  EXPECT_LT(took, kSooner) << "a local session waited for a remote sender";
 }
 
 TEST(ProgramRegistry, AStoppingDaemonOrARefusedUploadEndsTheWait) {
+  // The sleeps make the waiter most often waiting already; one not yet waiting ends at
+  // once all the same.
   ProgramRegistry stopping;
-  EXPECT_LT(waited_for(stopping, "", std::chrono::seconds(30), "",
-                       [&] {
+  EXPECT_LT(waited_for(stopping, "", kBackstop, "",
+                       [&](const std::atomic<bool>&) {
                          std::this_thread::sleep_for(std::chrono::milliseconds(50));
                          stopping.stop_waiting();
                        }),
-            std::chrono::seconds(5));
+            kSooner);
   ProgramRegistry refused;
-  EXPECT_LT(waited_for(refused, "", std::chrono::seconds(30), "",
-                       [&] {
+  EXPECT_LT(waited_for(refused, "", kBackstop, "",
+                       [&](const std::atomic<bool>&) {
                          std::this_thread::sleep_for(std::chrono::milliseconds(50));
                          refused.release_claim(std::string(64, 'c'), "", 1);
                        }),
-            std::chrono::seconds(5));
+            kSooner);
 }
 
 TEST(ProgramRegistry, BytesThatAreNotWhatTheCallerSaysAreRefusedEvenWhenLoaded) {

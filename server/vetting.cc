@@ -2,16 +2,12 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +27,7 @@
 #include "runtime/program.h"
 #include "runtime/sanitizers.h"
 #include "runtime/thread_pool.h"
+#include "server/sandbox.h"
 
 extern char** environ;
 
@@ -44,87 +41,6 @@ constexpr int kProgramFd = 3, kDataFd = 4, kReportFd = 5;
 void report(const std::string& line) {
   const std::string text = line + "\n";
   (void)!write(kReportFd, text.data(), text.size());
-}
-
-#if defined(__x86_64__)
-constexpr uint32_t kAuditArch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
-#else
-constexpr uint32_t kAuditArch = 0;  // no filter: limits only
-#endif
-
-// The system calls loading and executing a program needs once everything that reads
-// files (cpuinfo, XNNPACK's initialisation) has run: memory, time, writing the report,
-// ending. Every other call fails with EPERM (it does not kill: library fallbacks run).
-Status install_seccomp() {
-  if (kAuditArch == 0) return Status();
-  const std::vector<long> allowed = {
-      SYS_read,
-      SYS_write,
-      SYS_pread64,
-      SYS_mmap,
-      SYS_munmap,
-      SYS_mremap,
-      SYS_mprotect,
-      SYS_madvise,
-      SYS_brk,
-      SYS_futex,
-      SYS_exit,
-      SYS_exit_group,
-      SYS_rt_sigreturn,
-      SYS_rt_sigprocmask,
-      SYS_clock_gettime,
-      SYS_clock_nanosleep,
-      SYS_nanosleep,
-      SYS_gettimeofday,
-      SYS_getrandom,
-      SYS_sched_yield,
-      SYS_sched_getaffinity,
-      SYS_getpid,
-      SYS_gettid,
-      SYS_close,
-      SYS_fstat,
-      SYS_lseek,
-      // What sanitizer runtimes do on a thread or a report: a pipe of its own (to probe
-      // whether memory is readable), signal stacks and handlers, their stack's limit.
-      SYS_pipe2,
-      SYS_sigaltstack,
-      SYS_rt_sigaction,
-      SYS_prlimit64,
-#ifdef SYS_getrlimit
-      SYS_getrlimit,
-#endif
-#ifdef SYS_pipe
-      SYS_pipe,
-#endif
-#ifdef SYS_newfstatat
-      SYS_newfstatat,
-#endif
-  };
-  std::vector<sock_filter> prog;
-  // Another architecture's calls (x32, 32-bit) are refused outright.
-  prog.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
-  prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0));
-  prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-  prog.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
-#if defined(__x86_64__)
-  prog.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1));  // x32 ABI
-  prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-#endif
-  for (long nr : allowed) {
-    prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1));
-    prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-  }
-  prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
-  sock_fprog fprog{static_cast<unsigned short>(prog.size()), prog.data()};
-  // TSYNC: every thread of the process gets the filter (a sanitizer's, or a pool's
-  // thread started before), or none does and this fails.
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog) != 0) {
-    return internal_error(fmt::format("seccomp: {}", std::strerror(errno)));
-  }
-  return Status();
 }
 
 void set_limit(int resource, uint64_t value) {
@@ -226,7 +142,7 @@ int vet_child_main(int argc, char** argv) {
   (void)setrlimit(RLIMIT_CPU, &cpu);
   set_limit(RLIMIT_CORE, 0);
   set_limit(RLIMIT_FSIZE, 0);
-  if (Status s = install_seccomp(); !s.ok()) {
+  if (Status s = install_vetting_filter(); !s.ok()) {
     report(s.message());
     return 3;
   }

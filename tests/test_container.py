@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import etclient
-from conftest import MODELS, ROOT, built_tool, wait_until
+from conftest import DEADLINE_S, MODELS, ROOT, built_tool, wait_until
 
 IMAGE = f"localhost/et-serverd-test:{os.getpid()}"
 # vfs: storage that works in any container this test may itself run in; runc: crun
@@ -101,7 +101,7 @@ def test_run_with_podman_and_call_from_the_host(image, tmp_path):
         logs = run(*PODMAN, "logs", name)
         assert "model add version 1 loaded from /models/add.pte" in logs.stdout + logs.stderr
     finally:
-        stopped = run(*PODMAN, "stop", "-t", "30", name)
+        stopped = run(*PODMAN, "stop", "-t", f"{DEADLINE_S:.0f}", name)  # SIGKILL after that (exit 137)
         exit_code = run(*PODMAN, "inspect", name, "--format", "{{.State.ExitCode}}").stdout.strip()
         run(*PODMAN, "rm", "-f", name)
     assert stopped.returncode == 0 and exit_code == "0", (stopped, exit_code)

@@ -9,7 +9,7 @@ import subprocess
 
 import yaml
 
-from conftest import ROOT, built_tool
+from conftest import DEADLINE_S, ROOT, built_tool
 
 DEPLOY = ROOT / "deploy" / "kserve"
 
@@ -45,5 +45,5 @@ def test_manifests_agree_and_the_daemon_takes_their_flags():
     assert runtime["metadata"]["annotations"]["prometheus.kserve.io/port"] == metrics_port
     # Every flag, as given, is one the daemon takes (it parses them all before --version).
     r = subprocess.run([built_tool("et-serverd", "server"), *args, "--version"],
-                       capture_output=True, text=True, timeout=30)
+                       capture_output=True, text=True, timeout=DEADLINE_S)
     assert r.returncode == 0 and r.stdout.startswith("et-serverd "), r

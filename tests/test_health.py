@@ -46,12 +46,13 @@ def test_reflection_lists_the_services(daemon, which, service):
 def test_check_command(daemon, tmp_path):
     serverd = built_tool("et-serverd", "server")
     sock = daemon["own"][len("unix:"):]
-    ok = subprocess.run([serverd, "--check", sock], capture_output=True, text=True, timeout=30)
+    ok = subprocess.run([serverd, "--check", sock], capture_output=True, text=True,
+                        timeout=DEADLINE_S)
     assert ok.returncode == 0 and ok.stdout.strip() == "SERVING", ok
     also = subprocess.run([serverd, "--socket", sock, "--check"], capture_output=True, text=True,
-                          timeout=30)
+                          timeout=DEADLINE_S)
     assert also.returncode == 0 and also.stdout.strip() == "SERVING", also
     missing = tmp_path / "nobody.sock"
     gone = subprocess.run([serverd, "--check", str(missing)], capture_output=True, text=True,
-                          timeout=30)
+                          timeout=DEADLINE_S)
     assert gone.returncode == 2 and str(missing) in gone.stdout, gone

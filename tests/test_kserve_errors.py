@@ -287,6 +287,10 @@ def test_idle_exit_waits_for_kserve_clients():
             c = own_connection(ksock)
             assert c.is_server_live()
             probe.close()
+            # The KServe socket accepts before the models are loaded, and the idle clock
+            # starts once they are: on a busy machine loading them outlasts the window below.
+            wait_until(c.is_server_ready, "the daemon to load its models", running=[proc],
+                       deadline_s=3 * DEADLINE_S)  # every fixture model (kserve_daemon's)
             time.sleep(3)  # three idle periods with only the KServe client
             assert proc.poll() is None, "the daemon exited under a connected KServe client"
             assert c.is_model_ready("add")

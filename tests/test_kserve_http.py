@@ -15,7 +15,7 @@ import tritonclient.http as httpclient
 import tritonclient.utils.shared_memory as shm
 from tritonclient.utils import InferenceServerException
 
-from conftest import MODELS
+from conftest import DEADLINE_S, MODELS
 from kserve_support import (BYTES, CASE_IDS, CASES, calls_of, check_outputs, kserve_daemon,
                             load_input, model_name, region_contents, shm_key)
 OUTCOMES = {"matched eager (binary)": 0, "matched eager (JSON)": 0,
@@ -169,7 +169,7 @@ def test_raw_http_requests_get_clear_errors(server):
     import http.client
 
     host, port = server[2].split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn = http.client.HTTPConnection(host, int(port), timeout=DEADLINE_S)
 
     def post(path, body, headers=None):
         conn.request("POST", path, body=body, headers=headers or {})

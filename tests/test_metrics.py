@@ -138,7 +138,7 @@ def test_gauges_describe_the_daemon(daemon):
     assert value(s, "process_open_fds") > 5
     assert value(s, "process_start_time_seconds") > time.time() - 3600
     version = subprocess.run([built_tool("et-serverd", "server"), "--version"],
-                             capture_output=True, text=True, timeout=30).stdout.split()[1]
+                             capture_output=True, text=True, timeout=DEADLINE_S).stdout.split()[1]
     assert value(s, "et_serverd_build_info", version=version) == 1
 
 

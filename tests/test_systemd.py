@@ -169,5 +169,5 @@ def test_a_socket_of_the_wrong_kind_is_refused(tmp_path):
     d = dgram.fileno()
     r = subprocess.run(["bash", "-c", f'exec 3<&{d} {d}<&-; LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" '
                         f'--socket "$1"', str(SERVERD), str(tmp_path / "s.sock")],
-                       pass_fds=(d,), capture_output=True, text=True, timeout=30)
+                       pass_fds=(d,), capture_output=True, text=True, timeout=DEADLINE_S)
     assert r.returncode == 1 and "socket activation: socket 0" in r.stdout + r.stderr, r

@@ -12,10 +12,14 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/support/eventually.h"
+
 namespace et::server::repository {
 namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using ::et::testing::eventually;
+using ::et::testing::kBackstop;
 
 std::string fixture(const std::string& name) { return std::string(ET_FIXTURES_DIR) + "/" + name; }
 
@@ -24,10 +28,16 @@ std::vector<char> bytes_of(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Written beside it under a hidden name, then renamed into place, as a deployer should:
+// the poll-mode watcher never sees the file empty or half written (created in place, it
+// would be read empty by a watcher whose settle period passed before the first write,
+// as on a busy machine). A writer still at a file is PollModeWaitsForAWriterToCloseItsFile.
 void write_file(const fs::path& path, const std::vector<char>& bytes) {
   fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary)
+  const fs::path partial = path.parent_path() / ("." + path.filename().string() + ".partial");
+  std::ofstream(partial, std::ios::binary)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  fs::rename(partial, path);
 }
 
 class Repo : public ::testing::Test {
@@ -53,15 +63,6 @@ class Repo : public ::testing::Test {
       told_.push_back(model + "@" + std::to_string(version) + (program ? "" : " gone"));
     });
     return *repo_;
-  }
-  // Waits (up to 10 s) until `done` holds.
-  template <typename F>
-  bool eventually(F done) {
-    for (int i = 0; i < 1000; ++i) {
-      if (done()) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return done();
   }
   uint64_t version_of(const std::string& model) {
     uint64_t v = 0;
@@ -217,23 +218,33 @@ TEST_F(Repo, PollModeFollowsFilesAddedRewrittenAndRemoved) {
 }
 
 TEST_F(Repo, PollModeWaitsForAWriterToCloseItsFile) {
+  // A served file rewritten in place: the truncation that opens it for writing is its
+  // first change event, so the watcher knows it is being written from its first look
+  // on. (A file created in place is there, empty, before any write: a watcher whose
+  // settle period passed before the first write, as on a busy machine, reads it empty.)
+  write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
   auto& repo = open(ModelControl::kPoll);
   ASSERT_TRUE(repo.start().ok());
-  const auto bytes = bytes_of(fixture("add.pte"));
+  const auto served = repo.served("add");
+  ASSERT_NE(served, nullptr);
+  const auto bytes = bytes_of(fixture("mlp.pte"));
   const std::string path = (dir_ / "add.pte").string();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   const size_t half = bytes.size() / 2;
   ASSERT_EQ(write(fd, bytes.data(), half), static_cast<ssize_t>(half));
-  // Several settle periods pass with the file half written and open: not read.
+  // Settle periods pass with the file half written and open (at least 8 of them: a
+  // busy machine only adds more): not read.
   std::this_thread::sleep_for(400ms);
   repo.refresh({path});  // what the watcher does, with the file still being written
-  EXPECT_EQ(repo.served("add"), nullptr);
+  EXPECT_EQ(repo.served("add"), served);
+  EXPECT_EQ(version_of("add"), 1u);
   EXPECT_EQ(repo.load_failures(), 0u);
   ASSERT_EQ(write(fd, bytes.data() + half, bytes.size() - half),
             static_cast<ssize_t>(bytes.size() - half));
   close(fd);
-  ASSERT_TRUE(eventually([&] { return version_of("add") == 1; }));
+  ASSERT_TRUE(eventually([&] { return version_of("add") == 2; }));
+  EXPECT_NE(repo.served("add")->sha256, served->sha256);
   EXPECT_EQ(repo.load_failures(), 0u);
 }
 
@@ -290,8 +301,8 @@ TEST_F(Repo, TheDirectoryIsSpelledOneWay) {
 TEST_F(Repo, PreloadedNameLookupsWaitForTheFirstLoads) {
   write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
   auto& repo = open(ModelControl::kNone);  // raises the registry's loading flag
-  std::thread asker([&] { EXPECT_NE(registry_.find_preloaded("add.pte", 10s), nullptr); });
-  std::this_thread::sleep_for(50ms);
+  std::thread asker([&] { EXPECT_NE(registry_.find_preloaded("add.pte", kBackstop), nullptr); });
+  std::this_thread::sleep_for(50ms);  // most often waiting already; asking later finds it too
   ASSERT_TRUE(repo.start().ok());
   asker.join();
   EXPECT_EQ(registry_.find_preloaded("missing.pte", 10s), nullptr);  // not loading: at once
