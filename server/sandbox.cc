@@ -29,62 +29,59 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 // What loading and executing a program needs once everything that reads files (cpuinfo,
 // XNNPACK's initialisation) has run: memory, time, the descriptors it has, ending.
-const std::vector<long>& allowed_calls() {
-  static const std::vector<long> calls = {
-      SYS_read,
-      SYS_write,
-      SYS_writev,
-      SYS_pread64,
-      SYS_mmap,
-      SYS_munmap,
-      SYS_mremap,
-      SYS_mprotect,
-      SYS_madvise,
-      SYS_brk,
-      SYS_futex,
-      SYS_exit,
-      SYS_exit_group,
-      SYS_rt_sigreturn,
-      SYS_rt_sigprocmask,
-      SYS_clock_gettime,
-      SYS_clock_nanosleep,
-      SYS_nanosleep,
-      SYS_gettimeofday,
-      SYS_getrandom,
-      SYS_sched_yield,
-      SYS_sched_getaffinity,
-      SYS_getpid,
-      SYS_gettid,
-      SYS_close,
-      SYS_fstat,
-      SYS_lseek,
-      // A thread starting or ending (glibc): its restartable-sequence area and robust
-      // futex list, each the calling thread's own. Denied, a thread scheduled only after
-      // the filter went on dies in glibc ("rseq registration failed", then SIGSEGV).
-      SYS_set_robust_list,
+constexpr long kAllowedCalls[] = {
+    SYS_read,
+    SYS_write,
+    SYS_writev,
+    SYS_pread64,
+    SYS_mmap,
+    SYS_munmap,
+    SYS_mremap,
+    SYS_mprotect,
+    SYS_madvise,
+    SYS_brk,
+    SYS_futex,
+    SYS_exit,
+    SYS_exit_group,
+    SYS_rt_sigreturn,
+    SYS_rt_sigprocmask,
+    SYS_clock_gettime,
+    SYS_clock_nanosleep,
+    SYS_nanosleep,
+    SYS_gettimeofday,
+    SYS_getrandom,
+    SYS_sched_yield,
+    SYS_sched_getaffinity,
+    SYS_getpid,
+    SYS_gettid,
+    SYS_close,
+    SYS_fstat,
+    SYS_lseek,
+    // A thread starting or ending (glibc): its restartable-sequence area and robust
+    // futex list, each the calling thread's own. Denied, a thread scheduled only after
+    // the filter went on dies in glibc ("rseq registration failed", then SIGSEGV).
+    SYS_set_robust_list,
 #ifdef SYS_rseq
-      SYS_rseq,
+    SYS_rseq,
 #endif
-      // Sanitizer runtimes: a pipe of their own (to probe whether memory is readable),
-      // signal stacks and handlers, their stack's limit, the process's peak RSS (ASan's
-      // hard_rss_limit_mb when /proc cannot be opened).
-      SYS_pipe2,
-      SYS_sigaltstack,
-      SYS_rt_sigaction,
-      SYS_prlimit64,
-      SYS_getrusage,
+    // Sanitizer runtimes: a pipe of their own (to probe whether memory is readable),
+    // signal stacks and handlers, their stack's limit, the process's peak RSS (ASan's
+    // hard_rss_limit_mb when /proc cannot be opened).
+    SYS_pipe2,
+    SYS_sigaltstack,
+    SYS_rt_sigaction,
+    SYS_prlimit64,
+    SYS_getrusage,
 #ifdef SYS_getrlimit
-      SYS_getrlimit,
+    SYS_getrlimit,
 #endif
 #ifdef SYS_pipe
-      SYS_pipe,
+    SYS_pipe,
 #endif
 #ifdef SYS_newfstatat
-      SYS_newfstatat,
+    SYS_newfstatat,
 #endif
-  };
-  return calls;
-}
+};
 
 }  // namespace
 
@@ -103,7 +100,7 @@ Status install_vetting_filter() {
   prog.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1));  // x32 ABI
   prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
 #endif
-  for (long nr : allowed_calls()) {
+  for (long nr : kAllowedCalls) {
     prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1));
     prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   }
