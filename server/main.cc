@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/server_posix.h>
 #include <signal.h>
@@ -25,6 +24,7 @@
 #include "server/fd_channel.h"
 #include "server/grpc_service.h"
 #include "server/health_check.h"
+#include "server/health_service.h"
 #include "server/kserve/server.h"
 #include "server/log_format.h"
 #include "server/metrics/daemon_metrics.h"
@@ -175,7 +175,7 @@ int run(const et::server::Options& o, int ready_fd) {
   // grpc_health_probe) and server reflection (grpcurl) on every gRPC server the daemon
   // runs. Health answers NOT_SERVING until the model repository has loaded what it
   // loads at start, SERVING then, NOT_SERVING again from the moment the daemon stops.
-  grpc::EnableDefaultHealthCheckService(true);
+  HealthService health;  // outlives `server`
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int listen_port = 0;  // the port --listen got (the kernel's choice for port 0)
@@ -184,6 +184,7 @@ int run(const et::server::Options& o, int ready_fd) {
       static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(static_cast<int>(std::min<size_t>(o.max_message_bytes, INT32_MAX)));
   builder.RegisterService(&service);
+  builder.RegisterService(&health);
   apply_connection_limits(o.connections, builder);
   // Each open session holds a sync-server thread for its stream; calls need their own.
   // Past this, gRPC answers RESOURCE_EXHAUSTED instead of growing without bound.
@@ -203,7 +204,6 @@ int run(const et::server::Options& o, int ready_fd) {
                                          ")");
     return 1;
   }
-  server->GetHealthCheckService()->SetServingStatus(false);
   {
     grpc::Server* s = server.get();
     local->start([s](int fd) { grpc::AddInsecureChannelFromFd(s, fd); });
@@ -271,7 +271,7 @@ int run(const et::server::Options& o, int ready_fd) {
   spdlog::info("ready ({} models served)", programs ? programs->served_count() : 0);
   notify_service_manager(fmt::format("READY=1\nSTATUS=serving {} models on {}",
                                      programs ? programs->served_count() : 0, o.socket));
-  server->GetHealthCheckService()->SetServingStatus(true);
+  health.set_serving(true);
   if (kserve) kserve->set_serving(true);
   core.restart_idle_clock();
   if (ready_fd >= 0) {  // --detach: the command that started us may return now
@@ -281,7 +281,8 @@ int run(const et::server::Options& o, int ready_fd) {
   const std::string reason = wait_for_stop(o, core, kserve.get(), lock);
   spdlog::info("{}: stopping (running calls get {} ms)", reason, o.shutdown_grace_ms);
   notify_service_manager("STOPPING=1\nSTATUS=stopping: " + reason);
-  server->GetHealthCheckService()->SetServingStatus(false);
+  const auto stop_began = std::chrono::steady_clock::now();
+  health.stop();
   if (kserve) kserve->set_serving(false);
   core.begin_shutdown();
   if (programs) programs->stop_following();
@@ -291,6 +292,11 @@ int run(const et::server::Options& o, int ready_fd) {
     spdlog::warn("calls still running after {} ms: cancelling them", o.shutdown_grace_ms);
   }
   local->stop();
+  // Every health watcher has been sent NOT_SERVING and its stream's end before the
+  // server cancels what is left.
+  if (!health.wait_for_watchers(stop_began + std::chrono::milliseconds(o.shutdown_grace_ms))) {
+    spdlog::warn("health watchers still open after {} ms", o.shutdown_grace_ms);
+  }
   server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
   fd_channel->reset();

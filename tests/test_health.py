@@ -56,3 +56,37 @@ def test_check_command(daemon, tmp_path):
     gone = subprocess.run([serverd, "--check", str(missing)], capture_output=True, text=True,
                           timeout=DEADLINE_S)
     assert gone.returncode == 2 and str(missing) in gone.stdout, gone
+
+
+def test_watchers_on_both_listeners_see_the_daemon_stop():
+    """A Watch on each gRPC server is sent NOT_SERVING when the daemon stops, and its stream
+    then ends saying so, before the servers shut down."""
+    S, N = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
+    channels, streams = [], []
+    try:
+        with kserve_daemon(http=False) as server:
+            for address in (f"unix:{server[1].parent / 's.sock'}", server[0]):
+                channels.append(grpc.insecure_channel(address))
+                streams.append(health_pb2_grpc.HealthStub(channels[-1]).Watch(
+                    health_pb2.HealthCheckRequest(), timeout=3 * DEADLINE_S))
+                assert next(streams[-1]).status == S  # the daemon is ready
+        # The daemon has exited (SIGTERM, exit status 0): what each stream was sent is read now.
+        for stream in streams:
+            seen = []
+            with pytest.raises(grpc.RpcError) as end:
+                for update in stream:
+                    seen.append(update.status)
+            assert seen == [N]
+            assert end.value.code() == grpc.StatusCode.UNAVAILABLE, end.value
+            assert "et-serverd is stopping" in end.value.details(), end.value
+    finally:
+        for channel in channels:
+            channel.close()
+
+
+def test_check_of_another_service_is_not_found(daemon):
+    with grpc.insecure_channel(daemon["own"]) as channel:
+        with pytest.raises(grpc.RpcError) as e:
+            health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service="etserver.v1.EtServer"), timeout=DEADLINE_S)
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND

@@ -34,6 +34,7 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
     builder.SetMaxReceiveMessageSize(max_message);
     builder.SetMaxSendMessageSize(max_message);
     builder.RegisterService(k->grpc_service_.get());
+    builder.RegisterService(&k->health_);
     apply_connection_limits(o.connections, builder);
     // Each open ModelStreamInfer holds a thread; calls need their own. Past this, gRPC
     // answers RESOURCE_EXHAUSTED instead of growing without bound.
@@ -61,11 +62,7 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
 
 KServeServer::~KServeServer() { shutdown(); }
 
-void KServeServer::set_serving(bool serving) {
-  if (grpc_server_ && grpc_server_->GetHealthCheckService()) {
-    grpc_server_->GetHealthCheckService()->SetServingStatus(serving);
-  }
-}
+void KServeServer::set_serving(bool serving) { health_.set_serving(serving); }
 
 std::chrono::steady_clock::duration KServeServer::idle_for() const {
   const auto now = std::chrono::steady_clock::now();
@@ -91,6 +88,8 @@ void KServeServer::shutdown() {
   if (!grpc_server_) return;
   grpc_listener_->stop();
   grpc_service_->cancel_all();
+  health_.stop();
+  (void)health_.wait_for_watchers(std::chrono::steady_clock::now() + std::chrono::seconds(1));
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   grpc_server_->Wait();
   grpc_server_.reset();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "server/connection_limits.h"
+#include "server/health_service.h"
 #include "server/kserve/cuda_shm.h"
 #include "server/kserve/grpc_service.h"
 #include "server/kserve/http_service.h"
@@ -61,6 +62,7 @@ class KServeServer {
   // the start until the daemon is ready).
   void set_serving(bool serving);
   // Stops taking connections and calls; running calls stop at their next instruction.
+  // Health watchers are sent NOT_SERVING and the end of their streams first.
   void shutdown();
 
  private:
@@ -71,6 +73,7 @@ class KServeServer {
   CudaShmRegistry cuda_shm_;
   std::unique_ptr<Listener> grpc_listener_;
   std::unique_ptr<GrpcKServeService> grpc_service_;
+  HealthService health_;  // outlives grpc_server_
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<HttpKServeService> http_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
