@@ -287,7 +287,7 @@ int run(const et::server::Options& o, int ready_fd) {
   core.begin_shutdown();
   if (programs) programs->stop_following();
   service.cancel_sessions();
-  if (kserve) kserve->shutdown();
+  if (kserve) kserve->shutdown(stop_began + std::chrono::milliseconds(o.shutdown_grace_ms));
   if (!service.wait_for_calls(std::chrono::milliseconds(o.shutdown_grace_ms))) {
     spdlog::warn("calls still running after {} ms: cancelling them", o.shutdown_grace_ms);
   }

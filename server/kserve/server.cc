@@ -60,7 +60,9 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
   return k;
 }
 
-KServeServer::~KServeServer() { shutdown(); }
+KServeServer::~KServeServer() {
+  shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(1));
+}
 
 void KServeServer::set_serving(bool serving) { health_.set_serving(serving); }
 
@@ -83,13 +85,15 @@ void KServeServer::tick() {
   cuda_shm_.sweep(alive);
 }
 
-void KServeServer::shutdown() {
+void KServeServer::shutdown(std::chrono::steady_clock::time_point watchers_deadline) {
   if (http_) http_->stop();
   if (!grpc_server_) return;
   grpc_listener_->stop();
   grpc_service_->cancel_all();
   health_.stop();
-  (void)health_.wait_for_watchers(std::chrono::steady_clock::now() + std::chrono::seconds(1));
+  if (!health_.wait_for_watchers(watchers_deadline)) {
+    spdlog::warn("KServe health watchers still open at the stop's deadline");
+  }
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   grpc_server_->Wait();
   grpc_server_.reset();

@@ -62,8 +62,9 @@ class KServeServer {
   // the start until the daemon is ready).
   void set_serving(bool serving);
   // Stops taking connections and calls; running calls stop at their next instruction.
-  // Health watchers are sent NOT_SERVING and the end of their streams first.
-  void shutdown();
+  // Health watchers are sent NOT_SERVING and the end of their streams first, waited for
+  // until `watchers_deadline` (the daemon's stop grace; 1 s from now when destroyed).
+  void shutdown(std::chrono::steady_clock::time_point watchers_deadline);
 
  private:
   KServeServer(ServiceCore& core, repository::ProgramRepository* programs, const KServeOptions& o);
