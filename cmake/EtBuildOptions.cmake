@@ -68,6 +68,8 @@ function(et_project_target target)
   endif()
   target_compile_options(${target} PRIVATE
     -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wpedantic
+    # The mutex-guarded state's annotations (port/thread_annotations.h), checked.
+    $<$<CXX_COMPILER_ID:Clang>:-Wthread-safety>
     $<$<BOOL:${ET_WERROR}>:-Werror>)
 endfunction()
 

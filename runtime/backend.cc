@@ -10,7 +10,7 @@ BackendRegistry& BackendRegistry::global() {
 }
 
 Status BackendRegistry::add(std::string id, std::shared_ptr<const Backend> backend) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!backends_.emplace(id, std::move(backend)).second) {
     return invalid_argument(fmt::format("backend '{}' is registered twice", id));
   }
@@ -18,13 +18,20 @@ Status BackendRegistry::add(std::string id, std::shared_ptr<const Backend> backe
 }
 
 std::shared_ptr<const Backend> BackendRegistry::find(std::string_view id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = backends_.find(id);
   return it == backends_.end() ? nullptr : it->second;
 }
 
+std::vector<std::shared_ptr<const Backend>> BackendRegistry::all() const {
+  MutexLock lock(mu_);
+  std::vector<std::shared_ptr<const Backend>> out;
+  for (const auto& [id, backend] : backends_) out.push_back(backend);
+  return out;
+}
+
 std::vector<std::string> BackendRegistry::ids() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (const auto& [id, b] : backends_) out.push_back(id);
   return out;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "port/mutex.h"
 #include "runtime/kernel.h"
 #include "runtime/status.h"
 
@@ -40,12 +41,26 @@ class DelegateInstance {
   virtual Status execute(KernelContext& ctx) = 0;
 };
 
-// Thread-safety: init() may be called concurrently for different methods.
+// A process-wide figure a backend reports about itself (the daemon's metrics page
+// shows each as a gauge).
+struct BackendGauge {
+  std::string name;  // a Prometheus metric name, e.g. et_serverd_xnnpack_replicas
+  std::string help;
+  double value = 0;
+};
+
+// Thread-safety: every method may be called concurrently (init() for different methods).
 class Backend {
  public:
   virtual ~Backend() = default;
   // Errors name what the backend cannot run (e.g. the node type) and never crash.
   virtual Result<std::unique_ptr<DelegateInstance>> init(const DelegateSpec& spec) const = 0;
+  // Does once what the backend would otherwise do on first use and a sandbox forbids
+  // (reading /proc or /sys, starting threads): the daemon's vetting child calls it
+  // before its filter goes on. Idempotent. Default: nothing to do.
+  virtual Status prepare() const { return Status(); }
+  // The backend's figures now (weights packed, runtimes held). Default: none.
+  virtual std::vector<BackendGauge> gauges() const { return {}; }
 };
 
 // Backends by delegate id. Thread-safe.
@@ -55,10 +70,12 @@ class BackendRegistry {
   Status add(std::string id, std::shared_ptr<const Backend> backend);
   std::shared_ptr<const Backend> find(std::string_view id) const;  // nullptr when missing
   std::vector<std::string> ids() const;
+  // Every registered backend, in id order.
+  std::vector<std::shared_ptr<const Backend>> all() const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends_ ET_GUARDED_BY(mu_);
 };
 
 }  // namespace et

@@ -87,7 +87,7 @@ Status collect_attributes(const fb::ExecutionPlan& plan, std::vector<AttributeMe
 Result<std::shared_ptr<const void>> BackendCache::get_or_create(
     const std::string& key,
     const std::function<Result<std::shared_ptr<const void>>()>& make) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = entries_.find(key); it != entries_.end()) return it->second;
   ET_ASSIGN_OR_RETURN(std::shared_ptr<const void> made, make());
   entries_.emplace(key, made);
@@ -95,7 +95,7 @@ Result<std::shared_ptr<const void>> BackendCache::get_or_create(
 }
 
 size_t BackendCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return entries_.size();
 }
 

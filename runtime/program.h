@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "port/mutex.h"
 #include "runtime/bundled_program.h"
 #include "runtime/data_file.h"
 #include "runtime/method_meta.h"
@@ -48,8 +49,8 @@ class BackendCache {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
-  mutable std::map<std::string, std::shared_ptr<const void>> entries_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  mutable std::map<std::string, std::shared_ptr<const void>> entries_ ET_GUARDED_BY(mu_);
 };
 
 class Program {

@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 
+#include "port/mutex.h"
 #include "runtime/cpu_count.h"
 
 // pthreadpool is not built with ThreadSanitizer, so the happens-before its own atomics
@@ -41,8 +42,8 @@ size_t default_threads() {
 struct Task {
   const std::function<void(size_t, size_t)>* fn;
   size_t n;
-  std::mutex failed_mu;
-  std::exception_ptr failed;  // GUARDED_BY(failed_mu): the first exception of a tile
+  Mutex failed_mu;
+  std::exception_ptr failed ET_GUARDED_BY(failed_mu);  // the first exception of a tile
 };
 
 // pthreadpool is C: an exception leaving a tile would end the process. The first one
@@ -53,7 +54,7 @@ void run_tile(void* context, size_t start, size_t tile) {
   try {
     (*task->fn)(start, std::min(task->n, start + tile));
   } catch (...) {
-    std::lock_guard<std::mutex> lock(task->failed_mu);
+    MutexLock lock(task->failed_mu);
     if (!task->failed) task->failed = std::current_exception();
   }
   ET_TSAN_RELEASE(task);
@@ -95,7 +96,12 @@ void ThreadPool::parallel_for(size_t n, size_t grain,
   pthreadpool_parallelize_1d_tile_1d(pool_.get(), &run_tile, &task, n, tile, 0);
   ET_TSAN_ACQUIRE(&task);
   lock.unlock();
-  if (task.failed) std::rethrow_exception(task.failed);
+  std::exception_ptr failed;
+  {
+    MutexLock failed_lock(task.failed_mu);  // every tile has ended; the analysis cannot know
+    failed = task.failed;
+  }
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace et

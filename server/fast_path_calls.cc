@@ -34,7 +34,7 @@ Status ServiceCore::open_fast_channel(const std::string& token, int memfd, int l
     return memory.status().with_context("fast path");
   }
   reap_fast_channels();
-  std::lock_guard<std::mutex> lock(s->mu);
+  MutexLock lock(s->mu);
   if (s->closed) {
     close(link);
     return unauthenticated("session: closed while opening a fast-path channel");
@@ -72,12 +72,12 @@ Status ServiceCore::open_fast_channel(const std::string& token, int memfd, int l
 void ServiceCore::reap_fast_channels() {
   std::vector<std::shared_ptr<Session>> sessions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [token, s] : sessions_) sessions.push_back(s);
   }
   std::vector<std::shared_ptr<FastChannel>> finished;  // joined outside the locks
   for (const auto& s : sessions) {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     auto& open = s->channels;
     for (auto it = open.begin(); it != open.end();) {
       if ((*it)->finished()) {

@@ -82,8 +82,8 @@ FdChannel::~FdChannel() {
   if (wake_[1] >= 0) (void)write(wake_[1], "x", 1);
   if (thread_.joinable()) thread_.join();
   {
-    std::unique_lock<std::mutex> lock(loads_mu_);
-    loads_done_.wait(lock, [this] { return loads_running_ == 0; });
+    MutexLock lock(loads_mu_);
+    lock.wait(loads_done_, [this]() ET_REQUIRES(loads_mu_) { return loads_running_ == 0; });
   }
   close(listen_fd_);
   for (int fd : wake_) {
@@ -180,7 +180,7 @@ bool FdChannel::start_program_load(int conn, const std::string& token, int fd) {
   // registrations of every other client go on meanwhile.
   const int reply_fd = fcntl(conn, F_DUPFD_CLOEXEC, 0);
   {
-    std::lock_guard<std::mutex> lock(loads_mu_);
+    MutexLock lock(loads_mu_);
     if (reply_fd < 0 || loads_running_ >= kMaxProgramLoads) {
       close(fd);
       if (reply_fd >= 0) close(reply_fd);
@@ -198,7 +198,7 @@ bool FdChannel::start_program_load(int conn, const std::string& token, int fd) {
     (void)send_reply(reply_fd, id.status(), id.ok() ? *id : 0);
     close(reply_fd);
     {
-      std::lock_guard<std::mutex> lock(loads_mu_);
+      MutexLock lock(loads_mu_);
       --loads_running_;
     }
     loads_done_.notify_all();

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "port/mutex.h"
 #include "proto/fd_protocol.h"
 #include "runtime/status.h"
 #include "server/service_core.h"
@@ -44,9 +45,9 @@ class FdChannel {
   std::thread thread_;
   // Connections that are fast-path channels' links, and their channels (serve() only).
   std::map<int, std::weak_ptr<FastChannel>> links_;
-  std::mutex loads_mu_;
+  Mutex loads_mu_;
   std::condition_variable loads_done_;
-  size_t loads_running_ = 0;  // GUARDED_BY(loads_mu_)
+  size_t loads_running_ ET_GUARDED_BY(loads_mu_) = 0;
 };
 
 }  // namespace et::server

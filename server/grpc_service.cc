@@ -78,7 +78,7 @@ Status GrpcService::check_caller(const grpc::ServerContext& ctx, const std::stri
 }
 
 void GrpcService::cancel_sessions() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [number, ctx] : open_streams_) ctx->TryCancel();
 }
 
@@ -97,7 +97,7 @@ grpc::Status GrpcService::OpenSession(
   if (!opened.ok()) return to_grpc(opened.status());
   std::shared_ptr<Session> session = *opened;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     open_streams_[session->number] = ctx;
   }
   pb::SessionServerMessage welcome;
@@ -127,7 +127,7 @@ grpc::Status GrpcService::OpenSession(
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     open_streams_.erase(session->number);
   }
   core_.close_session(session);
@@ -137,11 +137,11 @@ grpc::Status GrpcService::OpenSession(
 class GrpcService::CallCount {
  public:
   explicit CallCount(GrpcService& service) : service_(service) {
-    std::lock_guard<std::mutex> lock(service_.mu_);
+    MutexLock lock(service_.mu_);
     ++service_.calls_running_;
   }
   ~CallCount() {
-    std::lock_guard<std::mutex> lock(service_.mu_);
+    MutexLock lock(service_.mu_);
     if (--service_.calls_running_ == 0) service_.idle_.notify_all();
   }
   CallCount(const CallCount&) = delete;
@@ -152,8 +152,8 @@ class GrpcService::CallCount {
 };
 
 bool GrpcService::wait_for_calls(std::chrono::milliseconds grace) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_.wait_for(lock, grace, [this] { return calls_running_ == 0; });
+  MutexLock lock(mu_);
+  return lock.wait_for(idle_, grace, [this]() ET_REQUIRES(mu_) { return calls_running_ == 0; });
 }
 
 // No exception leaves a handler: gRPC would answer UNKNOWN with no message.

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "et_serverd.grpc.pb.h"
+#include "port/mutex.h"
 #include "server/kserve/listener.h"
 #include "server/service_core.h"
 
@@ -82,10 +83,10 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
 
   ServiceCore& core_;
   const kserve::Listener* local_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable idle_;
-  std::map<uint64_t, grpc::ServerContext*> open_streams_;  // GUARDED_BY(mu_)
-  int calls_running_ = 0;                                  // GUARDED_BY(mu_)
+  std::map<uint64_t, grpc::ServerContext*> open_streams_ ET_GUARDED_BY(mu_);
+  int calls_running_ ET_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace et::server

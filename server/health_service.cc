@@ -18,21 +18,23 @@ class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheck
 
   Watcher(HealthService& service, bool known) : service_(service), known_(known) {}
 
-  // REQUIRES: service_.mu_ held.
-  Step next_locked() {
+  // What to do next, given the service's state. REQUIRES: the service's mutex held
+  // (passing its state in lets the analysis check the callers: it cannot tell that a
+  // watcher's service_ is the service at hand).
+  Step next_locked(Status status, bool stopping) {
     if (writing_ || finishing_) return Step::kNone;
     if (cancelled_) {
       finishing_ = true;
       end_ = grpc::Status::CANCELLED;
       return Step::kFinish;
     }
-    const Status want = known_ ? service_.status_ : HealthCheckResponse::SERVICE_UNKNOWN;
+    const Status want = known_ ? status : HealthCheckResponse::SERVICE_UNKNOWN;
     if (!sent_any_ || want != sent_) {
       out_.set_status(want);
       writing_ = true;
       return Step::kWrite;
     }
-    if (service_.stopping_) {
+    if (stopping) {
       finishing_ = true;
       end_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "et-serverd is stopping");
       return Step::kFinish;
@@ -49,7 +51,7 @@ class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheck
   void OnWriteDone(bool ok) override {
     Step step;
     {
-      std::lock_guard lock(service_.mu_);
+      MutexLock lock(service_.mu_);
       writing_ = false;
       if (ok) {
         sent_any_ = true;
@@ -57,7 +59,7 @@ class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheck
       } else {
         cancelled_ = true;  // the client or the server went away
       }
-      step = next_locked();
+      step = next_locked(service_.status_, service_.stopping_);
     }
     run(step);
   }
@@ -65,9 +67,9 @@ class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheck
   void OnCancel() override {
     Step step;
     {
-      std::lock_guard lock(service_.mu_);
+      MutexLock lock(service_.mu_);
       cancelled_ = true;
-      step = next_locked();
+      step = next_locked(service_.status_, service_.stopping_);
     }
     run(step);
   }
@@ -76,7 +78,7 @@ class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheck
     {
       // Notified under the mutex: once wait_for_watchers() sees none it may return, and the
       // service may be gone.
-      std::lock_guard lock(service_.mu_);
+      MutexLock lock(service_.mu_);
       service_.watchers_.erase(this);
       service_.watchers_ended_.notify_all();
     }
@@ -97,7 +99,7 @@ class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheck
 
 void HealthService::set_serving(bool serving) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     status_ = serving ? HealthCheckResponse::SERVING : HealthCheckResponse::NOT_SERVING;
   }
@@ -106,7 +108,7 @@ void HealthService::set_serving(bool serving) {
 
 void HealthService::stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     status_ = HealthCheckResponse::NOT_SERVING;
   }
@@ -114,21 +116,23 @@ void HealthService::stop() {
 }
 
 bool HealthService::wait_for_watchers(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock lock(mu_);
-  return watchers_ended_.wait_until(lock, deadline, [this] { return watchers_.empty(); });
+  MutexLock lock(mu_);
+  return lock.wait_until(watchers_ended_, deadline,
+                         [this]() ET_REQUIRES(mu_) { return watchers_.empty(); });
 }
 
 size_t HealthService::watchers() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return watchers_.size();
 }
 
 void HealthService::update_watchers() {
   std::vector<std::pair<Watcher*, Watcher::Step>> steps;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (Watcher* w : watchers_) {
-      if (auto step = w->next_locked(); step != Watcher::Step::kNone) steps.emplace_back(w, step);
+      if (auto step = w->next_locked(status_, stopping_); step != Watcher::Step::kNone)
+        steps.emplace_back(w, step);
     }
   }
   for (auto& [w, step] : steps) w->run(step);
@@ -144,7 +148,7 @@ grpc::ServerUnaryReactor* HealthService::Check(grpc::CallbackServerContext* cont
     return reactor;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     response->set_status(status_);
   }
   reactor->Finish(grpc::Status::OK);
@@ -156,9 +160,9 @@ grpc::ServerWriteReactor<HealthCheckResponse>* HealthService::Watch(
   auto* watcher = new Watcher(*this, request->service().empty());
   Watcher::Step step;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     watchers_.insert(watcher);
-    step = watcher->next_locked();
+    step = watcher->next_locked(status_, stopping_);
   }
   watcher->run(step);
   return watcher;

@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "grpc_health_v1.grpc.pb.h"
+#include "port/mutex.h"
 
 namespace et::server {
 
@@ -59,11 +60,11 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   // Sends each watcher what it has not seen yet (or ends its stream once stopping).
   void update_watchers();
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable watchers_ended_;
-  Status status_ = grpc::health::v1::HealthCheckResponse::NOT_SERVING;  // GUARDED_BY(mu_)
-  bool stopping_ = false;                                               // GUARDED_BY(mu_)
-  std::unordered_set<Watcher*> watchers_;                               // GUARDED_BY(mu_)
+  Status status_ ET_GUARDED_BY(mu_) = grpc::health::v1::HealthCheckResponse::NOT_SERVING;
+  bool stopping_ ET_GUARDED_BY(mu_) = false;
+  std::unordered_set<Watcher*> watchers_ ET_GUARDED_BY(mu_);
 };
 
 }  // namespace et::server

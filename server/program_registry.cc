@@ -12,12 +12,12 @@
 namespace et::server {
 
 void RegisteredProgram::note_uploader(const std::string& peer) const {
-  std::lock_guard<std::mutex> lock(uploaders_mu_);
+  MutexLock lock(uploaders_mu_);
   uploaders_.insert(peer);
 }
 
 bool RegisteredProgram::uploaded_by(const std::string& peer) const {
-  std::lock_guard<std::mutex> lock(uploaders_mu_);
+  MutexLock lock(uploaders_mu_);
   return uploaders_.count(peer) > 0;
 }
 
@@ -86,7 +86,7 @@ Result<std::shared_ptr<RegisteredProgram>> load_entry(Copies c) {
 
 std::shared_ptr<const RegisteredProgram> ProgramRegistry::find(
     const std::string& sha256, const std::string& data_sha256) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_hash_.find(content_key(sha256, data_sha256));
   if (it == by_hash_.end()) return nullptr;
   auto held = it->second.lock();
@@ -100,7 +100,7 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_or_await_upload(
   const std::string key = content_key(sha256, data_sha256);
   // This caller's own limit, fixed now: nothing another session does extends it.
   const auto give_up = std::chrono::steady_clock::now() + max_wait;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
     if (auto it = by_hash_.find(key); it != by_hash_.end()) {
       if (auto held = it->second.lock()) return held;
@@ -119,14 +119,14 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_or_await_upload(
     }
     // A copy: the entry may be erased while this waits (and wait_until reads it again).
     const auto until = std::min(it->second.until, give_up);
-    loaded_.wait_until(lock, until);
+    lock.wait_until(loaded_, until);
   }
 }
 
 void ProgramRegistry::release_claim(const std::string& sha256, const std::string& data_sha256,
                                     uint64_t asker) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = awaited_.find(content_key(sha256, data_sha256));
     if (it == awaited_.end() || it->second.asker != asker) return;
     awaited_.erase(it);
@@ -136,7 +136,7 @@ void ProgramRegistry::release_claim(const std::string& sha256, const std::string
 
 void ProgramRegistry::stop_waiting() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_waiting_ = true;
   }
   loaded_.notify_all();
@@ -145,7 +145,7 @@ void ProgramRegistry::stop_waiting() {
 
 void ProgramRegistry::forget_asker(uint64_t asker) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = awaited_.begin(); it != awaited_.end();) {
       it = it->second.asker == asker ? awaited_.erase(it) : std::next(it);
     }
@@ -154,7 +154,7 @@ void ProgramRegistry::forget_asker(uint64_t asker) {
 }
 
 void ProgramRegistry::set_keep_warm(std::chrono::milliseconds keep_for, uint64_t max_bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   keep_for_ = keep_for;
   keep_max_bytes_ = max_bytes;
 }
@@ -162,7 +162,7 @@ void ProgramRegistry::set_keep_warm(std::chrono::milliseconds keep_for, uint64_t
 void ProgramRegistry::keep_warm(std::shared_ptr<const RegisteredProgram> program) {
   std::vector<std::shared_ptr<const RegisteredProgram>> released;  // freed outside the lock
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     const uint64_t bytes = program->size_bytes + program->data_size_bytes;
     for (auto it = warm_.begin(); it != warm_.end(); ++it) {
       if (it->program == program) {
@@ -187,7 +187,7 @@ void ProgramRegistry::keep_warm(std::shared_ptr<const RegisteredProgram> program
 void ProgramRegistry::drop_expired() {
   std::vector<std::shared_ptr<const RegisteredProgram>> released;  // freed outside the lock
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     const auto now = std::chrono::steady_clock::now();
     for (auto it = warm_.begin(); it != warm_.end();) {
       if (it->until > now) {
@@ -203,13 +203,13 @@ void ProgramRegistry::drop_expired() {
 
 std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
     const std::string& name, std::chrono::milliseconds max_wait) const {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto give_up = std::chrono::steady_clock::now() + max_wait;
   while (true) {
     auto it = preloaded_.find(name);
     if (it != preloaded_.end()) return it->second;
     if (!repository_loading_ || stop_waiting_ ||
-        repository_loaded_.wait_until(lock, give_up) == std::cv_status::timeout) {
+        lock.wait_until(repository_loaded_, give_up) == std::cv_status::timeout) {
       return nullptr;
     }
   }
@@ -217,7 +217,7 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
 
 void ProgramRegistry::set_repository_loading(bool loading) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     repository_loading_ = loading;
   }
   repository_loaded_.notify_all();
@@ -238,7 +238,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
   const bool as_claimed = (expected_sha256.empty() || expected_sha256 == sha) &&
                           (expected_data_sha256.empty() || expected_data_sha256 == data_sha);
   if (as_claimed) {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     while (true) {
       auto it = by_hash_.find(seen);
       if (it != by_hash_.end()) {
@@ -248,7 +248,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
         }
       }
       if (loading_.count(seen) == 0) break;
-      loaded_.wait(lock);
+      lock.wait(loaded_);
     }
     loading_.insert(seen);
   }
@@ -259,7 +259,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
     ~Done() {
       if (!loading) return;
       {
-        std::lock_guard<std::mutex> lock(r.mu_);
+        MutexLock lock(r.mu_);
         r.loading_.erase(key);
         r.awaited_.erase(key);  // sent: whoever waited for it finds it (or sends their own)
       }
@@ -281,7 +281,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
   parsed_.fetch_add(1, std::memory_order_relaxed);
   ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
   entry->note_uploader(uploader);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto& slot = by_hash_[key];
   if (auto held = slot.lock()) {  // concurrently loaded
     held->note_uploader(uploader);
@@ -301,7 +301,7 @@ Result<std::shared_ptr<const RegisteredProgram>> ProgramRegistry::preload(
   ET_RETURN_IF_ERROR(entry->program->check_data_given());
   entry->name = name;
   std::shared_ptr<const RegisteredProgram> replaced;  // released outside the lock (it logs)
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   replaced = std::move(preloaded_[name]);
   preloaded_[name] = entry;
   by_hash_[key] = entry;
@@ -309,7 +309,7 @@ Result<std::shared_ptr<const RegisteredProgram>> ProgramRegistry::preload(
 }
 
 std::vector<std::string> ProgramRegistry::preloaded_names() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> names;
   for (const auto& [name, entry] : preloaded_) names.push_back(name);
   return names;
@@ -317,7 +317,7 @@ std::vector<std::string> ProgramRegistry::preloaded_names() const {
 
 bool ProgramRegistry::unload_preloaded(const std::string& name) {
   std::shared_ptr<const RegisteredProgram> dropped;  // released outside the lock (it logs)
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = preloaded_.find(name);
   if (it == preloaded_.end()) return false;
   dropped = std::move(it->second);
@@ -326,7 +326,7 @@ bool ProgramRegistry::unload_preloaded(const std::string& name) {
 }
 
 size_t ProgramRegistry::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   size_t n = 0;
   for (const auto& [sha, entry] : by_hash_) n += !entry.expired();
   return n;

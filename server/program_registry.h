@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "port/mutex.h"
 #include "runtime/program.h"
 #include "runtime/status.h"
 
@@ -36,8 +37,8 @@ struct RegisteredProgram {
   bool uploaded_by(const std::string& peer) const;
 
  private:
-  mutable std::mutex uploaders_mu_;
-  mutable std::set<std::string> uploaders_;  // GUARDED_BY(uploaders_mu_)
+  mutable Mutex uploaders_mu_;
+  mutable std::set<std::string> uploaders_ ET_GUARDED_BY(uploaders_mu_);
 };
 
 // Thread-safe.
@@ -123,14 +124,13 @@ class ProgramRegistry {
 
  private:
   Vet vet_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // Entries live while a session (or preloaded_) holds them.
-  mutable std::map<std::string, std::weak_ptr<const RegisteredProgram>>
-      by_hash_;                                                                // GUARDED_BY(mu_)
-  std::map<std::string, std::shared_ptr<const RegisteredProgram>> preloaded_;  // GUARDED_BY(mu_)
+  mutable std::map<std::string, std::weak_ptr<const RegisteredProgram>> by_hash_ ET_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const RegisteredProgram>> preloaded_ ET_GUARDED_BY(mu_);
   // Contents being copied and parsed by an add(); another add() of the same content
   // waits for it (loaded_ is notified) instead of copying and parsing it again.
-  std::set<std::string> loading_;  // GUARDED_BY(mu_)
+  std::set<std::string> loading_ ET_GUARDED_BY(mu_);
   // Contents a caller of find_or_await_upload() was told to send: who, and until when
   // others wait for it.
   struct Awaited {
@@ -138,19 +138,19 @@ class ProgramRegistry {
     std::string peer;
     std::chrono::steady_clock::time_point until;
   };
-  std::map<std::string, Awaited> awaited_;  // GUARDED_BY(mu_)
-  bool stop_waiting_ = false;               // GUARDED_BY(mu_)
-  bool repository_loading_ = false;         // GUARDED_BY(mu_)
+  std::map<std::string, Awaited> awaited_ ET_GUARDED_BY(mu_);
+  bool stop_waiting_ ET_GUARDED_BY(mu_) = false;
+  bool repository_loading_ ET_GUARDED_BY(mu_) = false;
   mutable std::condition_variable repository_loaded_;
   // Programs kept loaded after their sessions let them go, oldest first (keep_warm()).
   struct Warm {
     std::shared_ptr<const RegisteredProgram> program;
     std::chrono::steady_clock::time_point until;
   };
-  std::list<Warm> warm_;                   // GUARDED_BY(mu_)
-  uint64_t warm_bytes_ = 0;                // GUARDED_BY(mu_)
-  std::chrono::milliseconds keep_for_{0};  // GUARDED_BY(mu_)
-  uint64_t keep_max_bytes_ = 0;            // GUARDED_BY(mu_)
+  std::list<Warm> warm_ ET_GUARDED_BY(mu_);
+  uint64_t warm_bytes_ ET_GUARDED_BY(mu_) = 0;
+  std::chrono::milliseconds keep_for_ ET_GUARDED_BY(mu_){0};
+  uint64_t keep_max_bytes_ ET_GUARDED_BY(mu_) = 0;
   std::condition_variable loaded_;
   std::atomic<uint64_t> parsed_{0};
 };

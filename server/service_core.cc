@@ -147,26 +147,26 @@ ServiceCore::ServiceCore(ServiceLimits limits, std::string fd_socket_path)
 ServiceCore::~ServiceCore() {
   std::map<std::string, std::shared_ptr<Session>> left;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     left.swap(sessions_);
   }
   for (auto& [token, s] : left) close_session(s);
 }
 
 size_t ServiceCore::session_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return sessions_.size();
 }
 
 std::chrono::steady_clock::duration ServiceCore::idle_for() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!sessions_.empty()) return {};
   return std::chrono::steady_clock::now() - idle_since_;
 }
 
 bool ServiceCore::begin_shutdown_if_idle() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!sessions_.empty()) return false;
     shutting_down_ = true;
   }
@@ -175,7 +175,7 @@ bool ServiceCore::begin_shutdown_if_idle() {
 }
 
 void ServiceCore::restart_idle_clock() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   idle_since_ = std::chrono::steady_clock::now();
 }
 
@@ -191,7 +191,7 @@ Result<std::shared_ptr<Session>> ServiceCore::open_session(const std::string& cl
                     ? fmt::format("uid:{}", owner.uid)
                     : peer_key(client_name);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     // Checked under mu_: begin_shutdown_if_idle() must not miss a session opening.
     if (shutting_down_) return shutting_down_error();
     if (sessions_.size() >= limits_.max_sessions) {
@@ -232,7 +232,7 @@ Status ServiceCore::check_caller(const std::string& token, const SessionOwner& c
 
 void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (sessions_.erase(s->token) != 0 && sessions_.empty()) {
       idle_since_ = std::chrono::steady_clock::now();
     }
@@ -243,7 +243,7 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
   std::vector<std::shared_ptr<FastChannel>> channels;
   s->cancelled = true;  // running executes stop at their next instruction
   {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     if (s->closed) return;
     s->closed = true;
     methods.swap(s->methods);
@@ -271,7 +271,7 @@ void ServiceCore::close_session(const std::shared_ptr<Session>& s) {
 }
 
 Result<std::shared_ptr<Session>> ServiceCore::find_session(const std::string& token) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = sessions_.find(token);
   if (it == sessions_.end()) return no_session_error();
   return it->second;
@@ -295,7 +295,7 @@ Result<uint64_t> ServiceCore::register_segment(const std::string& token, int fd)
   const uint64_t mapped = *s.mapped_bytes;
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
                       Segment::adopt(fd, mapped < limit ? limit - mapped : 0));
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   if (s.closed) return not_found("session: closed while registering the segment");
   if (s.segments.size() >= limits_.max_segments_per_session) {
     return resource_exhausted(fmt::format(
@@ -317,7 +317,7 @@ Result<uint64_t> ServiceCore::register_segment(const std::string& token, int fd)
 Result<uint64_t> ServiceCore::attach_program(Session& s,
                                              std::shared_ptr<const RegisteredProgram> program,
                                              bool* already_attached) {
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   if (s.closed) return not_found("session: closed");
   for (const auto& [pid, held] : s.programs) {
     if (held == program) {
@@ -387,7 +387,7 @@ Result<uint64_t> ServiceCore::load_program_fd(const std::string& token, int fd) 
 
 SegmentLookup ServiceCore::segment_lookup(const std::shared_ptr<Session>& s) const {
   return [s](uint64_t id) -> Result<std::shared_ptr<Segment>> {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     auto it = s->segments.find(id);
     if (it == s->segments.end()) {
       return not_found(fmt::format("segment_id {} is not one of this session's segments", id));
@@ -501,7 +501,7 @@ Status ServiceCore::load_program(const pb::LoadProgramRequest& req, pb::LoadProg
       const uint64_t total = uint64_t{bytes.size()} + data.size();
       {
         // Refused before the bytes are copied and verified, not after.
-        std::lock_guard<std::mutex> lock(s->mu);
+        MutexLock lock(s->mu);
         ET_RETURN_IF_ERROR(program_bytes_fit(*s, total));
       }
       if (total > limits_.max_program_bytes) {
@@ -540,7 +540,7 @@ Status ServiceCore::list_programs(const pb::ListProgramsRequest& req,
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
   std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;
   {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     programs = s->programs;
   }
   for (const auto& [id, p] : programs)
@@ -601,7 +601,7 @@ Status ServiceCore::unload_program(const pb::UnloadProgramRequest& req) {
   std::vector<std::shared_ptr<MethodSlot>> dropped;
   std::shared_ptr<const RegisteredProgram> released;
   {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     auto it = s->programs.find(req.program_id());
     if (it == s->programs.end()) return unknown_program(req.program_id());
     for (auto m = s->methods.begin(); m != s->methods.end();) {
@@ -629,14 +629,14 @@ Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethod
   ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p,
                       program_for(*s, req.program_id()));
   const std::string name = req.method_name().empty() ? "forward" : req.method_name();
-  auto too_many_methods = [&]() -> Status {
+  auto too_many_methods = [&]() ET_REQUIRES(s->mu) -> Status {
     if (s->methods.size() < limits_.max_methods_per_session) return Status();
     return resource_exhausted(fmt::format(
         "this session holds {} methods, its limit (--max-methods); drop one or raise it",
         s->methods.size()));
   };
   {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     ET_RETURN_IF_ERROR(too_many_methods());
   }
   auto method = Method::load(p->program, name, {.max_planned_bytes = limits_.max_method_bytes});
@@ -646,7 +646,7 @@ Status ServiceCore::load_method(const pb::LoadMethodRequest& req, pb::LoadMethod
   slot->method = std::move(method).value();
   to_proto(slot->method->meta(), *resp.mutable_meta());
   ET_RETURN_IF_ERROR(prepare_outputs(*slot));
-  std::lock_guard<std::mutex> lock(s->mu);
+  MutexLock lock(s->mu);
   if (s->closed) return not_found("session: closed");
   ET_RETURN_IF_ERROR(too_many_methods());
   const uint64_t handle = s->next_id++;
@@ -738,7 +738,7 @@ Status ServiceCore::drop_method(const pb::DropMethodRequest& req) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
   std::shared_ptr<MethodSlot> slot;
   {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     auto it = s->methods.find(req.method_handle());
     if (it == s->methods.end()) {
       return not_found(fmt::format("method_handle {} is not one of this session's methods",
@@ -756,14 +756,14 @@ Status ServiceCore::drop_method(const pb::DropMethodRequest& req) {
 
 Result<std::shared_ptr<const RegisteredProgram>> ServiceCore::program_for(Session& s,
                                                                           uint64_t id) const {
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   auto it = s.programs.find(id);
   if (it == s.programs.end()) return unknown_program(id);
   return it->second;
 }
 
 Result<std::shared_ptr<MethodSlot>> ServiceCore::method_for(Session& s, uint64_t handle) const {
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   auto it = s.methods.find(handle);
   if (it == s.methods.end()) {
     return not_found(fmt::format("method_handle {} is not one of this session's methods", handle));
@@ -775,8 +775,8 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
   const auto arrived = std::chrono::steady_clock::now();
   const auto deadline = arrived + limits_.request_deadline;
   {
-    std::unique_lock<std::mutex> lock(slot.mu);
-    if (!slot.freed.wait_until(lock, deadline, [&] { return !slot.busy; })) {
+    MutexLock lock(slot.mu);
+    if (!lock.wait_until(slot.freed, deadline, [&]() ET_REQUIRES(slot.mu) { return !slot.busy; })) {
       return deadline_exceeded(
           "deadline: the method stayed busy with another call past the request deadline");
     }
@@ -790,16 +790,17 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
     MethodSlot& slot;
     ~SlotHold() {
       {
-        std::lock_guard<std::mutex> lock(slot.mu);
+        MutexLock lock(slot.mu);
         slot.busy = false;
       }
       slot.freed.notify_all();
     }
   } slot_hold{slot};
   {
-    std::unique_lock<std::mutex> workers(run_mu_);
-    if (!run_cv_.wait_until(workers, deadline,
-                            [&] { return running_ < limits_.max_concurrent_runs; })) {
+    MutexLock workers(run_mu_);
+    if (!workers.wait_until(run_cv_, deadline, [&]() ET_REQUIRES(run_mu_) {
+          return running_ < limits_.max_concurrent_runs;
+        })) {
       return deadline_exceeded("deadline: no worker became free before the request deadline");
     }
     ++running_;
@@ -808,7 +809,7 @@ Status ServiceCore::with_method(MethodSlot& slot, const std::function<Status()>&
     ServiceCore& core;
     ~WorkerHold() {
       {
-        std::lock_guard<std::mutex> workers(core.run_mu_);
+        MutexLock workers(core.run_mu_);
         --core.running_;
       }
       core.run_cv_.notify_one();
@@ -1067,11 +1068,11 @@ constexpr std::chrono::milliseconds kStreamInterval{4};
 // that writes them to the client: a client that stops reading stalls only the writer,
 // and the generation stops when too many tokens wait for too long.
 struct TokenQueue {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable changed;
-  std::deque<int64_t> tokens;  // GUARDED_BY(mu)
-  bool done = false;           // GUARDED_BY(mu): no more tokens come
-  bool broken = false;         // GUARDED_BY(mu): a write failed (the client went away)
+  std::deque<int64_t> tokens ET_GUARDED_BY(mu);
+  bool done ET_GUARDED_BY(mu) = false;    // no more tokens come
+  bool broken ET_GUARDED_BY(mu) = false;  // a write failed (the client went away)
 };
 
 }  // namespace
@@ -1098,16 +1099,17 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
   TokenQueue queue;
   constexpr size_t kMostWaiting = 4096;  // tokens written to no one yet
   std::thread writer([&] {
-    std::unique_lock<std::mutex> lock(queue.mu);
+    MutexLock lock(queue.mu);
     std::chrono::steady_clock::time_point last_write{};
     while (true) {
-      queue.changed.wait(lock, [&] { return queue.done || !queue.tokens.empty(); });
+      lock.wait(queue.changed,
+                [&]() ET_REQUIRES(queue.mu) { return queue.done || !queue.tokens.empty(); });
       if (queue.tokens.empty()) return;  // done
       // The first token goes at once; later ones wait out kStreamInterval from the last
       // write, gathering what comes meanwhile (the loop does not wake this thread
       // for them), so a fast decode does not pay a write per token in threads that
       // take the cores it computes on.
-      queue.changed.wait_until(lock, last_write + kStreamInterval, [&] {
+      lock.wait_until(queue.changed, last_write + kStreamInterval, [&]() ET_REQUIRES(queue.mu) {
         return queue.done || queue.tokens.size() >= kMostWaiting / 2;
       });
       pb::GenerateResponse reply;
@@ -1138,9 +1140,9 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
           return execute_locked(s->cancelled, *slot, micros);
         },
         [&](int64_t token) {
-          std::unique_lock<std::mutex> lock(queue.mu);
+          MutexLock lock(queue.mu);
           if (queue.tokens.size() >= kMostWaiting &&
-              !queue.changed.wait_for(lock, limits_.request_deadline, [&] {
+              !lock.wait_for(queue.changed, limits_.request_deadline, [&]() ET_REQUIRES(queue.mu) {
                 return queue.broken || queue.tokens.size() < kMostWaiting;
               })) {
             not_reading = true;
@@ -1159,7 +1161,7 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
     return Status();
   });
   {
-    std::lock_guard<std::mutex> lock(queue.mu);
+    MutexLock lock(queue.mu);
     queue.done = true;
   }
   queue.changed.notify_all();
@@ -1170,7 +1172,12 @@ Status ServiceCore::generate(const pb::GenerateRequest& req,
         "generate: the client read none of {} waiting tokens for {} ms; generation stopped",
         kMostWaiting, limits_.request_deadline.count()));
   }
-  if (queue.broken || s->cancelled.load()) return unavailable("generate: the caller went away");
+  bool broken = false;
+  {
+    MutexLock lock(queue.mu);  // the writer has ended; the analysis cannot know
+    broken = queue.broken;
+  }
+  if (broken || s->cancelled.load()) return unavailable("generate: the caller went away");
   pb::GenerateResponse last;
   last.set_done(true);
   last.set_stop_reason(stats.stop_reason);
@@ -1204,7 +1211,7 @@ Status ServiceCore::get_attribute(const pb::GetAttributeRequest& req,
 
 Status ServiceCore::drop_segment(const pb::DropSegmentRequest& req) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(req.session()));
-  std::lock_guard<std::mutex> lock(s->mu);
+  MutexLock lock(s->mu);
   auto it = s->segments.find(req.segment_id());
   if (it == s->segments.end()) {
     return not_found(
@@ -1230,12 +1237,12 @@ Status ServiceCore::server_status(const std::string& peer, pb::ServerStatusRespo
   if (!peer_key(peer).empty() || !admitted) return Status();
   std::vector<std::shared_ptr<Session>> sessions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [token, s] : sessions_) sessions.push_back(s);
   }
   uint64_t methods = 0, segments = 0, segment_bytes = 0;
   for (const auto& s : sessions) {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     methods += s->methods.size();
     segments += s->segments.size();
     segment_bytes += *s->mapped_bytes;

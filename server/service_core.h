@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "et_serverd.pb.h"
+#include "port/mutex.h"
 #include "server/fast_channel.h"
 #include "server/metrics/metrics.h"
 #include "server/program_registry.h"
@@ -235,7 +236,7 @@ class ServiceCore {
   // session held it already); `existed`: the daemon had it loaded.
   void count_load(bool existed, bool attached);
   // Ok when `more` bytes of programs fit the session's limit. REQUIRES: s.mu held.
-  Status program_bytes_fit(const Session& s, uint64_t more) const;
+  Status program_bytes_fit(const Session& s, uint64_t more) const ET_REQUIRES(s.mu);
   Status collect_outputs(const std::shared_ptr<Session>& s, MethodSlot& slot,
                          const google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements,
                          google::protobuf::RepeatedPtrField<pb::Value>& out);
@@ -250,10 +251,10 @@ class ServiceCore {
   const std::string instance_;
   std::unique_ptr<Vetter> vetter_;  // --vet
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Session>> sessions_;     // GUARDED_BY(mu_), by token
-  uint64_t next_session_ = 1;                                    // GUARDED_BY(mu_)
-  std::chrono::steady_clock::time_point idle_since_ = started_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<Session>> sessions_ ET_GUARDED_BY(mu_);  // by token
+  uint64_t next_session_ ET_GUARDED_BY(mu_) = 1;
+  std::chrono::steady_clock::time_point idle_since_ ET_GUARDED_BY(mu_) = started_;
 
   // Live fast-path channels of all sessions (their threads).
   std::atomic<size_t> fast_channels_{0};
@@ -265,9 +266,9 @@ class ServiceCore {
   std::atomic<uint64_t> program_loads_shared_{0};
 
   // Workers: at most limits_.max_concurrent_runs executions at once.
-  std::mutex run_mu_;
+  Mutex run_mu_;
   std::condition_variable run_cv_;
-  size_t running_ = 0;  // GUARDED_BY(run_mu_)
+  size_t running_ ET_GUARDED_BY(run_mu_) = 0;
 };
 
 }  // namespace et::server

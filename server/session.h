@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "port/mutex.h"
 #include "runtime/generation.h"
 #include "runtime/method.h"
 #include "runtime/profile.h"
@@ -37,9 +38,9 @@ struct MethodSlot {
   // Method instances alive in this process (the metrics page).
   static int64_t live_instances() { return live().load(std::memory_order_relaxed); }
 
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable freed;
-  bool busy = false;  // GUARDED_BY(mu)
+  bool busy ET_GUARDED_BY(mu) = false;
 
   // Used only by the call holding the slot (busy), or with the slot idle under mu.
   std::unique_ptr<Method> method;
@@ -65,8 +66,8 @@ struct MethodSlot {
   // Waits until no call holds the slot, then runs `fn` with mu held (for teardown).
   template <typename F>
   void when_idle(F fn) {
-    std::unique_lock<std::mutex> lock(mu);
-    freed.wait(lock, [this] { return !busy; });
+    MutexLock lock(mu);
+    lock.wait(freed, [this]() ET_REQUIRES(mu) { return !busy; });
     fn();
   }
 
@@ -94,14 +95,14 @@ struct Session {
   std::atomic<bool> cancelled{false};  // set when the session ends: stops its executes
   std::atomic<uint32_t> calls_running{0};
 
-  std::mutex mu;
-  bool closed = false;   // GUARDED_BY(mu)
-  uint64_t next_id = 1;  // GUARDED_BY(mu): ids of programs, methods and segments
-  std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;  // GUARDED_BY(mu)
-  uint64_t program_bytes = 0;  // GUARDED_BY(mu): the size of every program held
-  std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;  // GUARDED_BY(mu)
-  std::map<uint64_t, std::shared_ptr<Segment>> segments;    // GUARDED_BY(mu)
-  std::vector<std::shared_ptr<FastChannel>> channels;       // GUARDED_BY(mu)
+  Mutex mu;
+  bool closed ET_GUARDED_BY(mu) = false;
+  uint64_t next_id ET_GUARDED_BY(mu) = 1;  // ids of programs, methods and segments
+  std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs ET_GUARDED_BY(mu);
+  uint64_t program_bytes ET_GUARDED_BY(mu) = 0;  // the size of every program held
+  std::map<uint64_t, std::shared_ptr<MethodSlot>> methods ET_GUARDED_BY(mu);
+  std::map<uint64_t, std::shared_ptr<Segment>> segments ET_GUARDED_BY(mu);
+  std::vector<std::shared_ptr<FastChannel>> channels ET_GUARDED_BY(mu);
   // Bytes of this session's segments still mapped: registered ones, and dropped ones
   // that a bound input still holds. Counted by the segments themselves.
   std::shared_ptr<std::atomic<uint64_t>> mapped_bytes = std::make_shared<std::atomic<uint64_t>>(0);

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/xnnpack/xnnpack_run.h"
+#include "runtime/backend.h"
 #include "runtime/cpu_count.h"
 #include "runtime/data_file.h"
 #include "runtime/method.h"
@@ -112,7 +112,7 @@ int vet_child_main(int argc, char** argv) {
   // What reads files or starts threads, done before the filter forbids it.
   ThreadPool::global().set_threads(1);
   (void)probed_cpu_counts();
-  (void)xnn::ensure_xnnpack_initialized();
+  for (const auto& backend : BackendRegistry::global().all()) (void)backend->prepare();
   auto bytes = ProgramBytes::map_file("/proc/self/fd/3");
   if (!bytes.ok()) {
     report("cannot read the program: " + bytes.status().message());
@@ -264,7 +264,7 @@ struct ChildOutput {
 Status Vetter::vet(std::span<const uint8_t> program, std::span<const uint8_t> data,
                    const std::string& sha256) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (refused_.count(sha256)) {
       return invalid_program(
           "vetting: this program crashed the sandboxed process it was tried in before; refused");
@@ -410,7 +410,7 @@ Status Vetter::verdict(const std::string& sha256, std::string reported, int stat
   spdlog::warn("refused program {} after vetting ({:.0f} ms): {}{}", sha256.substr(0, 12), ms, why,
                stderr_tail.empty() ? "" : "; the child's stderr: " + stderr_tail);
   if (remember) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (refused_.size() < 4096) refused_.insert(sha256);
   }
   return invalid_program(
@@ -420,15 +420,15 @@ Status Vetter::verdict(const std::string& sha256, std::string reported, int stat
 }
 
 Vetter::Slot::Slot(Vetter& v) : vetter(v) {
-  std::unique_lock<std::mutex> lock(v.mu_);
-  held = v.freed_.wait_for(lock, std::chrono::seconds(30),
-                           [&v] { return v.running_ < v.max_children_; });
+  MutexLock lock(v.mu_);
+  held = lock.wait_for(v.freed_, std::chrono::seconds(30),
+                       [&v]() ET_REQUIRES(v.mu_) { return v.running_ < v.max_children_; });
   if (held) ++v.running_;
 }
 
 Vetter::Slot::~Slot() {
   if (!held) return;
-  std::lock_guard<std::mutex> lock(vetter.mu_);
+  MutexLock lock(vetter.mu_);
   --vetter.running_;
   vetter.freed_.notify_one();
 }

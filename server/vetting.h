@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "port/mutex.h"
 #include "runtime/status.h"
 
 namespace et::server {
@@ -64,13 +65,13 @@ class Vetter {
   std::string daemon_;
   VetLimits limits_;
   const size_t max_children_ = std::max(1u, std::thread::hardware_concurrency() / 2);
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable freed_;
-  size_t running_ = 0;  // GUARDED_BY(mu_)
+  size_t running_ ET_GUARDED_BY(mu_) = 0;
   // Hashes of programs whose child died of a signal that comes of the program itself
   // (SIGSEGV and the like): refused at once when sent again. Timeouts, out-of-memory
   // kills and a sandbox that cannot be set up are not remembered.
-  std::set<std::string> refused_;  // GUARDED_BY(mu_)
+  std::set<std::string> refused_ ET_GUARDED_BY(mu_);
 };
 
 // The child's side: `et-serverd --vet-child MAX_METHOD_BYTES DEADLINE_MS MAX_INSTRUCTIONS

@@ -81,6 +81,7 @@ Result<std::shared_ptr<CompiledGraph>> CompiledGraph::create(Graph graph,
   std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(std::move(graph), options));
   ET_RETURN_IF_ERROR(compiled->plan());
   ET_ASSIGN_OR_RETURN(ReplicaPtr first, compiled->make_replica());
+  MutexLock lock(compiled->mu_);
   compiled->made_ = 1;
   compiled->idle_.push_back(std::move(first));
   return compiled;
@@ -93,7 +94,7 @@ Result<std::shared_ptr<const CompiledGraph>> CompiledGraph::for_input_dims(
                                         input_dims.size(), graph_.num_inputs));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (Specialized& s : shapes_) {
       if (std::equal(s.input_dims.begin(), s.input_dims.end(), input_dims.begin(),
                      input_dims.end())) {
@@ -136,7 +137,7 @@ Result<std::shared_ptr<const CompiledGraph>> CompiledGraph::for_input_dims(
   }
   ET_ASSIGN_OR_RETURN(std::shared_ptr<CompiledGraph> compiled,
                       CompiledGraph::create(std::move(shaped), options_));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (Specialized& s : shapes_) {  // another thread compiled it meanwhile
     if (std::equal(s.input_dims.begin(), s.input_dims.end(), input_dims.begin(),
                    input_dims.end())) {
@@ -369,12 +370,12 @@ size_t run_work(const Graph& graph, std::span<const uint32_t> nodes) {
 }
 
 size_t CompiledGraph::replicas() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return made_;
 }
 
 Result<CompiledGraph::ReplicaPtr> CompiledGraph::acquire() const {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     if (!idle_.empty()) {
       ReplicaPtr r = std::move(idle_.back());
@@ -382,7 +383,7 @@ Result<CompiledGraph::ReplicaPtr> CompiledGraph::acquire() const {
       return r;
     }
     if (made_ < options_.max_replicas) break;
-    freed_.wait(lock);
+    lock.wait(freed_);
   }
   ++made_;
   lock.unlock();
@@ -394,7 +395,7 @@ Result<CompiledGraph::ReplicaPtr> CompiledGraph::acquire() const {
     ~Uncount() {
       if (keep) return;
       {
-        std::lock_guard<std::mutex> relock(graph->mu_);
+        MutexLock relock(graph->mu_);
         --graph->made_;
       }
       graph->freed_.notify_one();
@@ -407,7 +408,7 @@ Result<CompiledGraph::ReplicaPtr> CompiledGraph::acquire() const {
 
 void CompiledGraph::release(ReplicaPtr replica) const {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     idle_.push_back(std::move(replica));
   }
   freed_.notify_one();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/xnnpack/graph.h"
+#include "port/mutex.h"
 #include "runtime/profile.h"
 #include "runtime/status.h"
 
@@ -133,17 +134,17 @@ class CompiledGraph {
   size_t activation_bytes_ = 0;
   size_t weight_bytes_ = 0;  // of the constants: counted per replica in replica_stats()
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   mutable std::condition_variable freed_;
-  mutable std::vector<ReplicaPtr> idle_;  // GUARDED_BY(mu_)
-  mutable size_t made_ = 0;               // GUARDED_BY(mu_)
+  mutable std::vector<ReplicaPtr> idle_ ET_GUARDED_BY(mu_);
+  mutable size_t made_ ET_GUARDED_BY(mu_) = 0;
   struct Specialized {
     std::vector<std::vector<size_t>> input_dims;
     std::shared_ptr<const CompiledGraph> graph;
     uint64_t last_use = 0;
   };
-  mutable std::vector<Specialized> shapes_;  // GUARDED_BY(mu_)
-  mutable uint64_t uses_ = 0;                // GUARDED_BY(mu_)
+  mutable std::vector<Specialized> shapes_ ET_GUARDED_BY(mu_);
+  mutable uint64_t uses_ ET_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace et::xnn

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/xnnpack/graph.h"
+#include "backends/xnnpack/xnnpack_run.h"
 #include "runtime/half.h"
 #include "runtime/program.h"
 #include "runtime/tensor.h"
@@ -191,6 +193,27 @@ class XnnpackBackend final : public Backend {
         }));
     auto graph = std::static_pointer_cast<const CompiledGraph>(cached);
     return std::unique_ptr<DelegateInstance>(new XnnpackInstance(std::move(graph)));
+  }
+
+  Status prepare() const override { return xnn::ensure_xnnpack_initialized(); }
+
+  std::vector<BackendGauge> gauges() const override {
+    const xnn::ReplicaStats replicas = xnn::replica_stats();
+    return {
+        {"et_serverd_xnnpack_replicas",
+         "XNNPACK runtimes holding packed weights (one per program graph and concurrent run, "
+         "shared by all method instances of the program).",
+         static_cast<double>(replicas.replicas)},
+        {"et_serverd_xnnpack_packed_weight_bytes",
+         "Bytes of constant weights the XNNPACK replicas were packed from (about the packed "
+         "size; held once per replica, not per method instance).",
+         static_cast<double>(replicas.weight_bytes)},
+        {"et_serverd_kernel_packed_weight_bytes",
+         "Bytes of weights packed for the daemon's own kernels (float32 fully connected "
+         "filters, 4-bit weights): held once per program, shared by every input shape, "
+         "replica and method instance.",
+         static_cast<double>(xnn::kernel_weight_bytes())},
+    };
   }
 
  private:

@@ -474,7 +474,7 @@ void Listener::accept_loop() {
     sweep();
     Accepted a{file_id(fd), describe(fd)};
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (accepted_.size() >= max_connections_) {
         spdlog::warn("{}: {} connections open, the limit; refusing {}", log_name(),
                      accepted_.size(), a.peer.address);
@@ -506,7 +506,7 @@ int descriptor_of(const std::string& name) {
 
 Result<Peer> Listener::identify(const std::string& grpc_peer) const {
   if (const int fd = descriptor_of(grpc_peer); fd >= 0) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = accepted_.find(fd);
     if (it != accepted_.end() && file_id(fd) == it->second.id) return it->second.peer;
   }
@@ -519,7 +519,7 @@ bool Listener::alive(const std::string& connection) const {
 }
 
 void Listener::sweep() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const size_t before = accepted_.size();
   for (auto it = accepted_.begin(); it != accepted_.end();) {
     it = file_id(it->first) == it->second.id ? std::next(it) : accepted_.erase(it);
@@ -528,7 +528,7 @@ void Listener::sweep() {
 }
 
 std::chrono::steady_clock::duration Listener::idle_for() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!accepted_.empty()) return std::chrono::steady_clock::duration::zero();
   return std::chrono::steady_clock::now() - idle_since_;
 }

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "port/mutex.h"
 #include "runtime/status.h"
 
 namespace et::server::kserve {
@@ -119,10 +120,10 @@ class Listener {
     std::pair<dev_t, ino_t> id;  // the socket's, to tell a reused descriptor number
     Peer peer;
   };
-  mutable std::mutex mu_;
-  std::map<int, Accepted> accepted_;  // GUARDED_BY(mu_), by descriptor
-  std::chrono::steady_clock::time_point idle_since_ =
-      std::chrono::steady_clock::now();  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<int, Accepted> accepted_ ET_GUARDED_BY(mu_);  // by descriptor
+  std::chrono::steady_clock::time_point idle_since_ ET_GUARDED_BY(mu_) =
+      std::chrono::steady_clock::now();
 };
 
 }  // namespace et::server::kserve

@@ -111,6 +111,7 @@ Result<std::shared_ptr<Model>> Model::create(ServiceCore& core, std::string name
   }
   ET_ASSIGN_OR_RETURN(std::shared_ptr<MethodSlot> first,
                       core.load_instance(m->program_, m->method_));
+  MutexLock lock(m->mu_);
   m->instances_.push_back({std::move(first), 0});
   return m;
 }
@@ -119,7 +120,7 @@ Model::Lease::Lease(Lease&& other) noexcept : model_(other.model_), slot_(std::m
 
 Model::Lease::~Lease() {
   if (!slot_) return;
-  std::lock_guard<std::mutex> lock(model_->mu_);
+  MutexLock lock(model_->mu_);
   for (Instance& i : model_->instances_) {
     if (i.slot == slot_) --i.users;
   }
@@ -127,7 +128,7 @@ Model::Lease::~Lease() {
 
 Result<Model::Lease> Model::lease() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (Instance& i : instances_) {
       if (i.users == 0) {
         ++i.users;
@@ -144,7 +145,7 @@ Result<Model::Lease> Model::lease() {
     ++creating_;
   }
   auto slot = core_.load_instance(program_, method_);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   --creating_;
   if (!slot.ok()) return slot.status().with_context(fmt::format("model '{}'", name_));
   instances_.push_back({*slot, 1});
@@ -153,7 +154,7 @@ Result<Model::Lease> Model::lease() {
 
 void Model::record(bool ok, const ServiceCore::CallTimes& t, uint64_t total_ns) {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!ok) {
     stats_.fail.add(total_ns);
     return;
@@ -170,12 +171,12 @@ void Model::record(bool ok, const ServiceCore::CallTimes& t, uint64_t total_ns) 
 }
 
 ModelStats Model::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
 size_t Model::instances() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return instances_.size();
 }
 

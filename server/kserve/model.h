@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "port/mutex.h"
 #include "runtime/method_meta.h"
 #include "server/service_core.h"
 
@@ -106,10 +107,10 @@ class Model {
   size_t method_inputs_ = 0;
   size_t max_instances_ = 1;
 
-  mutable std::mutex mu_;
-  std::vector<Instance> instances_;  // GUARDED_BY(mu_)
-  size_t creating_ = 0;              // GUARDED_BY(mu_): instances being loaded
-  ModelStats stats_;                 // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::vector<Instance> instances_ ET_GUARDED_BY(mu_);
+  size_t creating_ ET_GUARDED_BY(mu_) = 0;  // instances being loaded
+  ModelStats stats_ ET_GUARDED_BY(mu_);
 };
 
 }  // namespace et::server::kserve

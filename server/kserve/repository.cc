@@ -51,7 +51,7 @@ void ModelRepository::set_program(const std::string& program_model, uint64_t ver
       made[name] = std::move(e);
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = models_.begin(); it != models_.end();) {
     it = it->second.program_model == program_model ? models_.erase(it) : std::next(it);
   }
@@ -66,7 +66,7 @@ void ModelRepository::set_program(const std::string& program_model, uint64_t ver
 
 Result<std::shared_ptr<Model>> ModelRepository::find(const std::string& name,
                                                      const std::string& version) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = models_.find(name);
   if (it == models_.end()) {
     std::string known;
@@ -94,7 +94,7 @@ Result<std::shared_ptr<Model>> ModelRepository::find(const std::string& name,
 }
 
 std::vector<std::shared_ptr<Model>> ModelRepository::ready() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::shared_ptr<Model>> out;
   for (const auto& [n, e] : models_) {
     if (e.model) out.push_back(e.model);
@@ -105,7 +105,7 @@ std::vector<std::shared_ptr<Model>> ModelRepository::ready() const {
 std::vector<ModelRepository::IndexEntry> ModelRepository::index() const {
   std::vector<IndexEntry> out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [name, e] : models_) {
       out.push_back({name, e.version, e.model ? "READY" : "UNAVAILABLE", e.reason});
     }
@@ -120,7 +120,7 @@ std::vector<ModelRepository::IndexEntry> ModelRepository::index() const {
 
 std::string ModelRepository::program_model_of(const std::string& name) const {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = models_.find(name); it != models_.end()) return it->second.program_model;
   }
   if (!programs_) return name;

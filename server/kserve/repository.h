@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "port/mutex.h"
 #include "server/kserve/model.h"
 #include "server/repository/program_repository.h"
 #include "server/service_core.h"
@@ -59,8 +60,8 @@ class ModelRepository {
     std::string version;
     std::string reason;  // why not ready
   };
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> models_;  // GUARDED_BY(mu_), by model name
+  mutable Mutex mu_;
+  std::map<std::string, Entry> models_ ET_GUARDED_BY(mu_);  // by model name
 };
 
 }  // namespace et::server::kserve

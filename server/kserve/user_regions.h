@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "port/mutex.h"
 #include "runtime/printable.h"
 #include "runtime/status.h"
 #include "server/kserve/listener.h"
@@ -41,14 +42,14 @@ class UserRegions {
 
   // Whether `peer`'s user has a region `name` (a cheap check before opening one).
   bool contains(const Peer& peer, const std::string& name) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return regions_.count({peer.uid, name}) != 0;
   }
 
   // Adds `region` for `peer`'s user. InvalidArgument when the name is taken;
   // ResourceExhausted past the limits.
   Status insert(const Peer& peer, std::shared_ptr<const R> region) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     size_t count = 0;
     uint64_t bytes = 0;
     for (const auto& [key, r] : regions_) {
@@ -83,7 +84,7 @@ class UserRegions {
   // Removes `name` of `peer`'s user, or all of them when `name` is empty. NotFound for
   // an unknown name.
   Status remove(const Peer& peer, const std::string& name) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (name.empty()) {
       for (auto it = regions_.begin(); it != regions_.end();) {
         it = it->first.first == peer.uid ? regions_.erase(it) : std::next(it);
@@ -98,7 +99,7 @@ class UserRegions {
   Result<std::vector<std::shared_ptr<const R>>> list(const Peer& peer,
                                                      const std::string& name) const {
     std::vector<std::shared_ptr<const R>> out;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [key, e] : regions_) {
       if (key.first == peer.uid && (name.empty() || key.second == name)) out.push_back(e.region);
     }
@@ -109,7 +110,7 @@ class UserRegions {
   // The region `name` of `peer`'s user, noting the peer's connection as one of its
   // users. NotFound saying how to register one.
   Result<std::shared_ptr<const R>> find(const Peer& peer, const std::string& name) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = regions_.find({peer.uid, name});
     if (it == regions_.end()) {
       return not_found(fmt::format(
@@ -123,7 +124,7 @@ class UserRegions {
 
   // Releases the regions whose connections have all closed.
   void sweep(const std::function<bool(const std::string& connection)>& alive) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = regions_.begin(); it != regions_.end();) {
       auto& users = it->second.connections;
       for (auto c = users.begin(); c != users.end();) c = alive(*c) ? std::next(c) : users.erase(c);
@@ -138,7 +139,7 @@ class UserRegions {
   }
 
   size_t size() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return regions_.size();
   }
 
@@ -153,8 +154,8 @@ class UserRegions {
   };
   std::string kind_, register_call_;
   ShmLimits limits_;
-  mutable std::mutex mu_;
-  std::map<std::pair<uid_t, std::string>, Entry> regions_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::pair<uid_t, std::string>, Entry> regions_ ET_GUARDED_BY(mu_);
 };
 
 }  // namespace et::server::kserve

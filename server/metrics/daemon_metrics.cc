@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "backends/xnnpack/compiled_graph.h"
+#include "runtime/backend.h"
 #include "server/segment.h"
 
 namespace et::server::metrics {
@@ -29,20 +29,11 @@ void add_daemon_metrics(ServiceCore& core, const repository::ProgramRepository* 
     write_metric(out, "et_serverd_shared_memory_mapped_bytes", "gauge",
                  "Bytes of clients' shared-memory segments and fast-path channels mapped.",
                  static_cast<double>(Segment::mapped_in_process()));
-    const xnn::ReplicaStats replicas = xnn::replica_stats();
-    write_metric(out, "et_serverd_xnnpack_replicas", "gauge",
-                 "XNNPACK runtimes holding packed weights (one per program graph and "
-                 "concurrent run, shared by all method instances of the program).",
-                 static_cast<double>(replicas.replicas));
-    write_metric(out, "et_serverd_xnnpack_packed_weight_bytes", "gauge",
-                 "Bytes of constant weights the XNNPACK replicas were packed from (about the "
-                 "packed size; held once per replica, not per method instance).",
-                 static_cast<double>(replicas.weight_bytes));
-    write_metric(out, "et_serverd_kernel_packed_weight_bytes", "gauge",
-                 "Bytes of weights packed for the daemon's own kernels (float32 fully "
-                 "connected filters, 4-bit weights): held once per program, shared by every "
-                 "input shape, replica and method instance.",
-                 static_cast<double>(xnn::kernel_weight_bytes()));
+    for (const auto& backend : BackendRegistry::global().all()) {
+      for (const BackendGauge& g : backend->gauges()) {
+        write_metric(out, g.name, "gauge", g.help, g.value);
+      }
+    }
     if (!programs) return;
     write_metric(out, "et_serverd_models_served", "gauge",
                  "Models of the --models repository being served.",

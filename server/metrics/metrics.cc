@@ -90,7 +90,7 @@ void Histogram::write(std::string& out, std::string_view name, std::string_view 
 
 CallSeries* Metrics::series(const std::string& model, const std::string& method,
                             Transport transport) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto key = std::make_tuple(model, method, transport);
   if (auto it = series_.find(key); it != series_.end()) return it->second.get();
   if (series_.size() >= max_series_) key = std::make_tuple("_other", "_other", transport);
@@ -105,7 +105,7 @@ CallSeries* Metrics::series(const std::string& model, const std::string& method,
 }
 
 void Metrics::add_collector(Collector c) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   collectors_.push_back(std::move(c));
 }
 
@@ -114,7 +114,7 @@ std::string Metrics::render() const {
   std::vector<const CallSeries*> all;
   std::vector<Collector> collectors;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [key, s] : series_) all.push_back(s.get());
     collectors = collectors_;
   }

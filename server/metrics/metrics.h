@@ -17,6 +17,8 @@
 #include <tuple>
 #include <vector>
 
+#include "port/mutex.h"
+
 namespace et::server::metrics {
 
 enum class Transport : uint8_t { kGrpc, kFastPath, kKServeGrpc, kKServeHttp };
@@ -73,9 +75,9 @@ class Metrics {
 
  private:
   const size_t max_series_;
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, Transport>, std::unique_ptr<CallSeries>>
-      series_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::tuple<std::string, std::string, Transport>, std::unique_ptr<CallSeries>> series_
+      ET_GUARDED_BY(mu_);
   std::vector<Collector> collectors_;
 };
 

@@ -123,7 +123,7 @@ Status ProgramRepository::start() {
 }
 
 void ProgramRepository::refresh(const std::set<std::string>& being_written) {
-  std::lock_guard<std::mutex> load_lock(load_mu_);
+  MutexLock load_lock(load_mu_);
   auto listing = list_repository(o_.dir);
   if (!listing.ok()) {
     spdlog::error("{} (what is served stays)", listing.status().message());
@@ -138,7 +138,7 @@ void ProgramRepository::refresh(const std::set<std::string>& being_written) {
   for (ProgramFile& f : listing->files) by_model[f.model].push_back(std::move(f));
   std::vector<std::string> gone;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [model, s] : served_) {
       if (!by_model.count(model)) gone.push_back(model);
     }
@@ -165,7 +165,7 @@ Status ProgramRepository::reconcile(const std::string& model, const std::vector<
   }
   std::optional<Served> current;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = served_.find(model); it != served_.end()) current = it->second;
     // Failures of files no longer there are forgotten (a removed bad version).
     std::erase_if(failed_[model], [&](const Failure& bad) {
@@ -194,7 +194,7 @@ Status ProgramRepository::reconcile(const std::string& model, const std::vector<
     if (!renew) {  // a load request tries again what failed; a refresh waits for a change
       std::optional<Status> known_bad;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         for (const Failure& bad : failed_[model]) {
           if (bad.path == f.path && bad.stamp == *stamp && bad.data_stamp == data_stamp) {
             known_bad = bad.status;
@@ -226,7 +226,7 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
                                     bool renew) {
   std::optional<Served> current;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = served_.find(model); it != served_.end()) current = it->second;
   }
   const uint64_t version = !f.flat() ? f.version : (current ? current->version + 1 : uint64_t{1});
@@ -236,7 +236,7 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
     spdlog::error("model {} version {} ({}) did not load: {}{}", printable(model), version,
                   printable(f.path), s.message(),
                   current ? fmt::format("; version {} is still served", current->version) : "");
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto& list = failed_[model];
     std::erase_if(list, [&](const Failure& bad) { return bad.path == f.path; });
     list.push_back({version, f.path, stamp, data_stamp, s});
@@ -259,7 +259,7 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
       current->program->sha256 == ::etserver::sha256_hex(*bytes) &&
       current->program->data_sha256 == (data.empty() ? "" : ::etserver::sha256_hex(data))) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       served_[model].stamp = stamp;
       served_[model].data_stamp = data_stamp;
     }
@@ -272,7 +272,7 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
 
   Served now{version, f.path, stamp, data_stamp, name, *program};
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     served_[model] = now;
     auto& list = failed_[model];
     std::erase_if(list, [&](const Failure& bad) { return f.flat() || bad.version <= version; });
@@ -290,7 +290,7 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
 void ProgramRepository::stop_serving(const std::string& model, const std::string& why) {
   std::optional<Served> was;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = served_.find(model);
     if (it == served_.end()) return;
     was = std::move(it->second);
@@ -320,7 +320,7 @@ Status ProgramRepository::load(const std::string& name) {
         fmt::format("model name '{}': give a model of the --models directory, without a path",
                     printable(name)));
   }
-  std::lock_guard<std::mutex> load_lock(load_mu_);
+  MutexLock load_lock(load_mu_);
   ET_ASSIGN_OR_RETURN(Listing listing, list_repository(o_.dir));
   std::vector<ProgramFile> files;
   for (ProgramFile& f : listing.files) {
@@ -352,7 +352,7 @@ Status ProgramRepository::unload(const std::string& name) {
         model_control_name(o_.control),
         o_.control == ModelControl::kPoll ? " (in poll mode, remove the files)" : ""));
   }
-  std::lock_guard<std::mutex> load_lock(load_mu_);
+  MutexLock load_lock(load_mu_);
   if (!served(name)) return not_found(fmt::format("model '{}' is not loaded", printable(name)));
   stop_serving(name, "unloaded by request");
   return Status();
@@ -360,7 +360,7 @@ Status ProgramRepository::unload(const std::string& name) {
 
 std::shared_ptr<const RegisteredProgram> ProgramRepository::served(const std::string& model,
                                                                    uint64_t* version) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = served_.find(model);
   if (it == served_.end()) return nullptr;
   if (version) *version = it->second.version;
@@ -368,14 +368,14 @@ std::shared_ptr<const RegisteredProgram> ProgramRepository::served(const std::st
 }
 
 size_t ProgramRepository::served_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return served_.size();
 }
 
 std::vector<ModelState> ProgramRepository::index() const {
   std::map<std::string, std::vector<ModelState>> by_model;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [model, s] : served_) by_model[model].push_back({model, s.version, true, ""});
     for (const auto& [model, list] : failed_) {
       for (const Failure& bad : list) {

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "port/mutex.h"
 #include "server/program_registry.h"
 #include "server/repository/layout.h"
 #include "server/repository/watcher.h"
@@ -148,12 +149,12 @@ class ProgramRepository {
   std::vector<Observer> observers_;
   std::unique_ptr<DirectoryWatcher> watcher_;
 
-  std::mutex load_mu_;                     // one load or refresh at a time
-  std::set<std::string> problems_logged_;  // GUARDED_BY(load_mu_)
+  Mutex load_mu_;  // one load or refresh at a time
+  std::set<std::string> problems_logged_ ET_GUARDED_BY(load_mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Served> served_;                // GUARDED_BY(mu_)
-  std::map<std::string, std::vector<Failure>> failed_;  // GUARDED_BY(mu_), newest first
+  mutable Mutex mu_;
+  std::map<std::string, Served> served_ ET_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<Failure>> failed_ ET_GUARDED_BY(mu_);  // newest first
 
   std::atomic<uint64_t> loads_{0}, load_failures_{0};
 };

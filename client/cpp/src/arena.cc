@@ -72,7 +72,7 @@ Result<Arena::Segment*> Arena::add_segment(uint64_t min_bytes) {
 
 Result<std::pair<Slot, std::shared_ptr<void>>> Arena::allocate(uint64_t nbytes) {
   const uint64_t want = round_up(std::max<uint64_t>(nbytes, 1), kAlign);
-  std::lock_guard<std::mutex> lock(mu_);
+  et::MutexLock lock(mu_);
   uint32_t index = 0;
   std::map<uint64_t, uint64_t>::iterator hole;
   for (; index < segments_.size(); ++index) {
@@ -99,12 +99,12 @@ Result<std::pair<Slot, std::shared_ptr<void>>> Arena::allocate(uint64_t nbytes) 
 }
 
 uint64_t Arena::wire_id(uint32_t index) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  et::MutexLock lock(mu_);
   return index < segments_.size() ? segments_[index]->id : 0;
 }
 
 Status Arena::rebind(const std::string& fd_socket, const std::string& session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  et::MutexLock lock(mu_);
   fd_socket_ = fd_socket;
   session_ = session;
   for (auto& s : segments_) {
@@ -116,7 +116,7 @@ Status Arena::rebind(const std::string& fd_socket, const std::string& session) {
 }
 
 void Arena::release(uint32_t segment, uint64_t offset, uint64_t size) {
-  std::lock_guard<std::mutex> lock(mu_);
+  et::MutexLock lock(mu_);
   Segment* s = segments_[segment].get();
   auto [it, inserted] = s->free.emplace(offset, size);
   auto next = std::next(it);

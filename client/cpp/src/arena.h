@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "etclient/status.h"
+#include "port/mutex.h"
 
 namespace etclient {
 
@@ -48,12 +49,13 @@ class Arena : public std::enable_shared_from_this<Arena> {
     uint64_t size = 0;
     std::map<uint64_t, uint64_t> free;  // offset -> length, coalesced
   };
-  Result<Segment*> add_segment(uint64_t min_bytes);  // REQUIRES: mu_ held
+  Result<Segment*> add_segment(uint64_t min_bytes) ET_REQUIRES(mu_);
   void release(uint32_t segment, uint64_t offset, uint64_t size);
 
-  std::string fd_socket_, session_;  // GUARDED_BY(mu_)
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Segment>> segments_;  // GUARDED_BY(mu_)
+  std::string fd_socket_ ET_GUARDED_BY(mu_);
+  std::string session_ ET_GUARDED_BY(mu_);
+  mutable et::Mutex mu_;
+  std::vector<std::unique_ptr<Segment>> segments_ ET_GUARDED_BY(mu_);
 };
 
 // Registers `fd` on the daemon's descriptor socket; returns the id the daemon gives.

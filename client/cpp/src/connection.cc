@@ -68,7 +68,10 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
   }
   if (!session.ok()) return session.status();
   impl->arena_ = std::make_shared<Arena>((*session)->fd_socket, (*session)->token);
-  impl->session_ = std::move(session).value();
+  {
+    et::MutexLock lock(impl->mu_);
+    impl->session_ = std::move(session).value();
+  }
   return impl;
 }
 
@@ -147,12 +150,12 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
 }
 
 std::shared_ptr<const Session> ClientImpl::session() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  et::MutexLock lock(mu_);
   return session_;
 }
 
 Status ClientImpl::reconnect(uint64_t generation) {
-  std::lock_guard<std::mutex> lock(mu_);  // one reconnect at a time; others wait for it
+  et::MutexLock lock(mu_);  // one reconnect at a time; others wait for it
   if (session_->generation != generation) return Status();
   // Until the deadline, a daemon that does not answer is "not yet": a supervisor is
   // restarting it, or it is between bind() and listen() (connection refused), or its

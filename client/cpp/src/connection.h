@@ -20,6 +20,7 @@
 #include "autostart.h"
 #include "et_serverd.grpc.pb.h"
 #include "etclient/client.h"
+#include "port/mutex.h"
 #include "proto/protocol_version.h"
 
 namespace etclient {
@@ -91,8 +92,8 @@ class ClientImpl {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::EtServer::Stub> stub_;
   std::shared_ptr<Arena> arena_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const Session> session_;  // GUARDED_BY(mu_)
+  mutable et::Mutex mu_;
+  std::shared_ptr<const Session> session_ ET_GUARDED_BY(mu_);
 };
 
 // The daemon's status as the client's (UNAUTHENTICATED, an unknown session, becomes
