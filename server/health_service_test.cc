@@ -50,6 +50,18 @@ class HealthServiceTest : public ::testing::Test {
     context.set_deadline(std::chrono::system_clock::now() + et::testing::kBackstop);
   }
 
+  // Watches `service` (bounded by the backstop) and reads its first update into `first`.
+  std::unique_ptr<grpc::ClientReader<HealthCheckResponse>> watch(grpc::ClientContext& context,
+                                                                 const std::string& service,
+                                                                 HealthCheckResponse& first) {
+    bound(context);
+    HealthCheckRequest request;
+    request.set_service(service);
+    auto stream = stub_->Watch(&context, request);
+    EXPECT_TRUE(stream->Read(&first));
+    return stream;
+  }
+
   grpc::Status check(const std::string& service, HealthCheckResponse* out) {
     grpc::ClientContext context;
     bound(context);
@@ -76,10 +88,8 @@ TEST_F(HealthServiceTest, CheckAnswersTheStatusAndNotFoundForAnotherService) {
 
 TEST_F(HealthServiceTest, AWatcherSeesEachChangeThenNotServingAndTheStreamsEnd) {
   grpc::ClientContext context;
-  bound(context);
-  auto stream = stub_->Watch(&context, HealthCheckRequest());
   HealthCheckResponse update;
-  ASSERT_TRUE(stream->Read(&update));
+  auto stream = watch(context, "", update);
   EXPECT_EQ(update.status(), HealthCheckResponse::NOT_SERVING);
   health_.set_serving(true);
   ASSERT_TRUE(stream->Read(&update));
@@ -114,10 +124,8 @@ TEST_F(HealthServiceTest, AWatchAfterStopIsToldAndEnded) {
   health_.set_serving(true);
   health_.stop();
   grpc::ClientContext context;
-  bound(context);
-  auto stream = stub_->Watch(&context, HealthCheckRequest());
   HealthCheckResponse update;
-  ASSERT_TRUE(stream->Read(&update));
+  auto stream = watch(context, "", update);
   EXPECT_EQ(update.status(), HealthCheckResponse::NOT_SERVING);
   EXPECT_FALSE(stream->Read(&update));
   EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
@@ -126,12 +134,8 @@ TEST_F(HealthServiceTest, AWatchAfterStopIsToldAndEnded) {
 
 TEST_F(HealthServiceTest, AnotherServiceIsWatchedAsUnknownUntilStop) {
   grpc::ClientContext context;
-  bound(context);
-  HealthCheckRequest request;
-  request.set_service("etserver.v1.EtServer");
-  auto stream = stub_->Watch(&context, request);
   HealthCheckResponse update;
-  ASSERT_TRUE(stream->Read(&update));
+  auto stream = watch(context, "etserver.v1.EtServer", update);
   EXPECT_EQ(update.status(), HealthCheckResponse::SERVICE_UNKNOWN);
   health_.set_serving(true);  // not its service: nothing new to send
   health_.stop();
@@ -142,10 +146,8 @@ TEST_F(HealthServiceTest, AnotherServiceIsWatchedAsUnknownUntilStop) {
 TEST_F(HealthServiceTest, AWatcherThatLeavesIsForgotten) {
   {
     grpc::ClientContext context;
-    bound(context);
-    auto stream = stub_->Watch(&context, HealthCheckRequest());
     HealthCheckResponse update;
-    ASSERT_TRUE(stream->Read(&update));
+    auto stream = watch(context, "", update);
     EXPECT_EQ(health_.watchers(), 1u);
     context.TryCancel();
     EXPECT_FALSE(stream->Read(&update));

@@ -44,7 +44,6 @@ Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
     builder.SetResourceQuota(quota);
     k->grpc_server_ = builder.BuildAndStart();
     if (!k->grpc_server_) return internal_error("kserve: the gRPC server did not start");
-    k->set_serving(false);
     grpc::Server* server = k->grpc_server_.get();
     k->grpc_listener_->start([server](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
     spdlog::info("KServe v2 gRPC listening on {}{}", k->grpc_listener_->address(),
