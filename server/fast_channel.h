@@ -52,6 +52,9 @@ class FastChannel {
                                                     Handler handler, FastChannelTiming timing,
                                                     std::function<void()> on_finished = {});
 
+  // The most bytes a channel's memory may have (proto/fast_path.h).
+  static constexpr uint64_t kMostBytes = etserver::kChannelMaxBytes;
+
   // Stops serving (a request being handled finishes first) and shuts the link down.
   // Non-blocking.
   void stop();

@@ -15,6 +15,7 @@
 #include "proto/fast_path.h"
 #include "proto/socket_trust.h"
 #include "runtime/exceptions.h"
+#include "server/transport/ring/ring_calls.h"
 #include "server/unix_socket.h"
 
 namespace et::server {
@@ -49,7 +50,7 @@ bool send_reply(int conn, const Status& status, uint64_t id) {
 
 }  // namespace
 
-Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, ServiceCore& core) {
+Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, EtProtocol& protocol) {
   ET_RETURN_IF_ERROR(claim_socket_path(path));
   const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0) return io_error(fmt::format("socket: {}", std::strerror(errno)));
@@ -65,15 +66,15 @@ Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, Ser
     close(fd);
     return io_error(fmt::format("cannot listen on {}: {}", path, std::strerror(err)));
   }
-  return std::unique_ptr<FdChannel>(new FdChannel(fd, path, core));
+  return std::unique_ptr<FdChannel>(new FdChannel(fd, path, protocol));
 }
 
-std::unique_ptr<FdChannel> FdChannel::adopt(int listen_fd, ServiceCore& core) {
-  return std::unique_ptr<FdChannel>(new FdChannel(listen_fd, "", core));
+std::unique_ptr<FdChannel> FdChannel::adopt(int listen_fd, EtProtocol& protocol) {
+  return std::unique_ptr<FdChannel>(new FdChannel(listen_fd, "", protocol));
 }
 
-FdChannel::FdChannel(int listen_fd, std::string path, ServiceCore& core)
-    : listen_fd_(listen_fd), path_(std::move(path)), core_(core) {
+FdChannel::FdChannel(int listen_fd, std::string path, EtProtocol& protocol)
+    : listen_fd_(listen_fd), path_(std::move(path)), protocol_(protocol), core_(protocol.core()) {
   if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   thread_ = std::thread([this] { serve(); });
 }
@@ -101,8 +102,10 @@ bool FdChannel::open_fast_channel(int conn, const std::string& token, int memfd)
     return send_reply(conn, resource_exhausted("descriptor socket: out of descriptors"), 0);
   }
   std::weak_ptr<FastChannel> channel;
-  Status opened = catch_exceptions(
-      "descriptor socket: ", [&] { return core_.open_fast_channel(token, memfd, link, channel); });
+  Status opened = catch_exceptions("descriptor socket: ", [&] {
+    return core_.open_fast_channel(token, memfd, link, ring_call_handler(protocol_, token),
+                                   channel);
+  });
   const auto deadline = static_cast<uint64_t>(core_.call_deadline().count());
   if (!send_reply(conn, opened, opened.ok() ? deadline : 0)) {
     if (auto c = channel.lock()) c->stop();

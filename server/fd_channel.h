@@ -14,23 +14,23 @@
 #include "port/mutex.h"
 #include "proto/fd_protocol.h"
 #include "runtime/status.h"
-#include "server/service_core.h"
+#include "server/transport/etproto/et_protocol.h"
 
 namespace et::server {
 
 class FdChannel {
  public:
   // Binds `path` (replacing a stale socket file), and serves it on a thread.
-  static Result<std::unique_ptr<FdChannel>> start(const std::string& path, ServiceCore& core);
+  static Result<std::unique_ptr<FdChannel>> start(const std::string& path, EtProtocol& protocol);
   // Serves `listen_fd`, a listening SOCK_SEQPACKET socket made by someone else (systemd's
   // socket activation), owned from now on; its file is left in place.
-  static std::unique_ptr<FdChannel> adopt(int listen_fd, ServiceCore& core);
+  static std::unique_ptr<FdChannel> adopt(int listen_fd, EtProtocol& protocol);
   // Stops serving, waits for program loads in flight, and removes the socket file (one
   // it bound).
   ~FdChannel();
 
  private:
-  FdChannel(int listen_fd, std::string path, ServiceCore& core);
+  FdChannel(int listen_fd, std::string path, EtProtocol& protocol);
   void serve();
   // Reads one request and the descriptor with it; replies. False when the peer is gone
   // or does not read its replies (it is then dropped).
@@ -41,7 +41,8 @@ class FdChannel {
   int listen_fd_;
   int wake_[2] = {-1, -1};  // a pipe that ends serve()
   std::string path_;
-  ServiceCore& core_;
+  EtProtocol& protocol_;  // what fast-path channels answer with
+  Core& core_;
   std::thread thread_;
   // Connections that are fast-path channels' links, and their channels (serve() only).
   std::map<int, std::weak_ptr<FastChannel>> links_;

@@ -7,54 +7,13 @@
 #include "runtime/exceptions.h"
 #include "runtime/printable.h"
 #include "server/metrics/call_scope.h"
+#include "server/transport/rpc_code.h"
 
 namespace et::server {
 
 grpc::Status to_grpc(const Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
-  switch (status.code()) {
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kInvalidProgram:
-      code = grpc::StatusCode::INVALID_ARGUMENT;
-      break;
-    case StatusCode::kIncompatibleVersion:
-    case StatusCode::kFailedPrecondition:
-      code = grpc::StatusCode::FAILED_PRECONDITION;
-      break;
-    case StatusCode::kNotFound:
-      code = grpc::StatusCode::NOT_FOUND;
-      break;
-    case StatusCode::kNotSupported:
-      code = grpc::StatusCode::UNIMPLEMENTED;
-      break;
-    case StatusCode::kOutOfRange:
-      code = grpc::StatusCode::OUT_OF_RANGE;
-      break;
-    case StatusCode::kResourceExhausted:
-      code = grpc::StatusCode::RESOURCE_EXHAUSTED;
-      break;
-    case StatusCode::kDeadlineExceeded:
-      code = grpc::StatusCode::DEADLINE_EXCEEDED;
-      break;
-    case StatusCode::kUnavailable:
-      code = grpc::StatusCode::UNAVAILABLE;
-      break;
-    case StatusCode::kUnauthenticated:
-      code = grpc::StatusCode::UNAUTHENTICATED;
-      break;
-    case StatusCode::kPermissionDenied:
-      code = grpc::StatusCode::PERMISSION_DENIED;
-      break;
-    case StatusCode::kIoError:
-    case StatusCode::kInternal:
-    case StatusCode::kOk:
-      code = grpc::StatusCode::INTERNAL;
-      break;
-  }
-  if (code == grpc::StatusCode::INTERNAL)
-    spdlog::error("internal error: {}", printable(status.message()));
-  return grpc::Status(code, status.message());
+  return grpc::Status(static_cast<grpc::StatusCode>(rpc_code(status)), status.message());
 }
 
 Result<SessionOwner> GrpcService::caller(const grpc::ServerContext& ctx) const {
@@ -179,27 +138,27 @@ bool GrpcService::wait_for_calls(std::chrono::milliseconds grace) {
     return answer;                                                                                 \
   }
 
-ET_UNARY(LoadProgram, core_.load_program(*req, *resp))
-ET_UNARY(ListPrograms, core_.list_programs(*req, *resp))
-ET_UNARY(DescribeProgram, core_.describe_program(*req, *resp))
-ET_UNARY(UnloadProgram, ((void)resp, core_.unload_program(*req)))
-ET_UNARY(VerifyProgram, core_.verify_program(*req, *resp))
-ET_UNARY(StartProfile, ((void)resp, core_.start_profile(*req)))
-ET_UNARY(StopProfile, core_.stop_profile(*req, *resp))
-ET_UNARY(LoadMethod, core_.load_method(*req, *resp))
-ET_UNARY(DropMethod, ((void)resp, core_.drop_method(*req)))
-ET_METHOD_CALL(SetInputs, ((void)resp, core_.set_inputs(*req)))
-ET_METHOD_CALL(Execute, core_.execute(*req, *resp))
-ET_METHOD_CALL(GetOutputs, core_.get_outputs(*req, *resp))
-ET_METHOD_CALL(Run, core_.run(*req, *resp))
-ET_METHOD_CALL(GetAttribute, core_.get_attribute(*req, *resp))
-ET_UNARY(DropSegment, ((void)resp, core_.drop_segment(*req)))
+ET_UNARY(LoadProgram, protocol_.load_program(*req, *resp))
+ET_UNARY(ListPrograms, protocol_.list_programs(*req, *resp))
+ET_UNARY(DescribeProgram, protocol_.describe_program(*req, *resp))
+ET_UNARY(UnloadProgram, ((void)resp, protocol_.unload_program(*req)))
+ET_UNARY(VerifyProgram, protocol_.verify_program(*req, *resp))
+ET_UNARY(StartProfile, ((void)resp, protocol_.start_profile(*req)))
+ET_UNARY(StopProfile, protocol_.stop_profile(*req, *resp))
+ET_UNARY(LoadMethod, protocol_.load_method(*req, *resp))
+ET_UNARY(DropMethod, ((void)resp, protocol_.drop_method(*req)))
+ET_METHOD_CALL(SetInputs, ((void)resp, protocol_.set_inputs(*req)))
+ET_METHOD_CALL(Execute, protocol_.execute(*req, *resp))
+ET_METHOD_CALL(GetOutputs, protocol_.get_outputs(*req, *resp))
+ET_METHOD_CALL(Run, protocol_.run(*req, *resp))
+ET_METHOD_CALL(GetAttribute, protocol_.get_attribute(*req, *resp))
+ET_UNARY(DropSegment, ((void)resp, protocol_.drop_segment(*req)))
 #undef ET_UNARY
 grpc::Status GrpcService::ServerStatus(grpc::ServerContext* ctx, const pb::ServerStatusRequest* req,
                                        pb::ServerStatusResponse* resp) {
   CallCount counted(*this);
   return to_grpc(catch_exceptions("", [&] {
-    return core_.server_status(ctx->peer(), *resp, caller(*ctx).ok(), req->with_registry());
+    return protocol_.server_status(ctx->peer(), *resp, caller(*ctx).ok(), req->with_registry());
   }));
 }
 
@@ -211,7 +170,7 @@ grpc::Status GrpcService::Generate(grpc::ServerContext* ctx, const pb::GenerateR
   metrics::CallScope scope(&core_.metrics(), metrics::Transport::kGrpc);
   Status allowed = check_caller(*ctx, req->session());
   grpc::Status answer = to_grpc(!allowed.ok() ? allowed : catch_exceptions("", [&]() -> Status {
-    return core_.generate(*req, [&](const pb::GenerateResponse& reply) {
+    return protocol_.generate(*req, [&](const pb::GenerateResponse& reply) {
       return !ctx->IsCancelled() && writer->Write(reply);
     });
   }));

@@ -1,5 +1,5 @@
-// The gRPC adapter: EtServer's calls onto ServiceCore, and the one place where
-// et::Status becomes a gRPC status.
+// The et protocol's gRPC transport: EtServer's calls onto the protocol's adapter
+// (server/transport/etproto/), and sessions' streams onto the core.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -13,18 +13,19 @@
 #include "et_serverd.grpc.pb.h"
 #include "port/mutex.h"
 #include "server/kserve/listener.h"
-#include "server/service_core.h"
+#include "server/transport/etproto/et_protocol.h"
 
 namespace et::server {
 
+// `status` as gRPC's (its code from rpc_code()).
 grpc::Status to_grpc(const Status& status);
 
 class GrpcService final : public ::etserver::v1::EtServer::Service {
  public:
   // `local`: the listener of the daemon's Unix socket, which knows each connection's
   // uid (null: every caller counts as remote).
-  explicit GrpcService(ServiceCore& core, const kserve::Listener* local = nullptr)
-      : core_(core), local_(local) {}
+  explicit GrpcService(EtProtocol& protocol, const kserve::Listener* local = nullptr)
+      : protocol_(protocol), core_(protocol.core()), local_(local) {}
 
   // Ends every open session stream (shutdown): their OpenSession calls return.
   void cancel_sessions();
@@ -78,10 +79,11 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
   // Who makes a call: on the Unix socket, its process (refused when the daemon does not
   // serve that user); over TCP, a remote peer.
   Result<SessionOwner> caller(const grpc::ServerContext& ctx) const;
-  // Ok when the caller may use the session `token` (ServiceCore::check_caller).
+  // Ok when the caller may use the session `token` (Core::check_caller).
   Status check_caller(const grpc::ServerContext& ctx, const std::string& token) const;
 
-  ServiceCore& core_;
+  EtProtocol& protocol_;
+  Core& core_;
   const kserve::Listener* local_;
   Mutex mu_;
   std::condition_variable idle_;

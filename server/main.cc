@@ -37,7 +37,7 @@ namespace {
 
 // Waits for SIGTERM/SIGINT, or with --idle-exit for that long without a session.
 // Returns holding `lock` where it could take it (see spawn_lock.h), and the reason.
-std::string wait_for_stop(const et::server::Options& o, et::server::ServiceCore& core,
+std::string wait_for_stop(const et::server::Options& o, et::server::Core& core,
                           et::server::kserve::KServeServer* kserve, etserver::SpawnLock& lock) {
   using namespace std::chrono;
   sigset_t stop;
@@ -113,7 +113,8 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   ServiceLimits limits = o.limits;
   limits.vet_binary = "/proc/self/exe";  // the child runs this very binary, even if replaced
-  ServiceCore core(limits, o.socket + ".fd");
+  Core core(limits, o.socket + ".fd");
+  EtProtocol et_protocol(core);  // the et protocol, over gRPC and the fast path
   // The model repository is read once the daemon listens (health answers NOT_SERVING
   // meanwhile, and sessions asking for a preloaded name wait for it).
   std::unique_ptr<repository::ProgramRepository> programs;
@@ -133,8 +134,8 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   auto fd_channel =
       activated->fd >= 0
-          ? et::Result<std::unique_ptr<FdChannel>>(FdChannel::adopt(activated->fd, core))
-          : FdChannel::start(o.socket + ".fd", core);
+          ? et::Result<std::unique_ptr<FdChannel>>(FdChannel::adopt(activated->fd, et_protocol))
+          : FdChannel::start(o.socket + ".fd", et_protocol);
   if (!fd_channel.ok()) {
     spdlog::error("{}", fd_channel.status().message());
     return 1;
@@ -170,7 +171,7 @@ int run(const et::server::Options& o, int ready_fd) {
     spdlog::error("{}", credentials.status().message());
     return 1;
   }
-  GrpcService service(core, local.get());
+  GrpcService service(et_protocol, local.get());
   // gRPC's standard health service (grpc.health.v1: `et-serverd --check`,
   // grpc_health_probe) and server reflection (grpcurl) on every gRPC server the daemon
   // runs. Health answers NOT_SERVING until the model repository has loaded what it
@@ -213,16 +214,15 @@ int run(const et::server::Options& o, int ready_fd) {
     kserve::Listener& listener;
     ~StopAccepting() { listener.stop(); }
   } stop_accepting{*local};
-  spdlog::info("et-serverd {} listening on unix:{}{}{}{} ({} compute threads)",
-               ServiceCore::version(), o.socket,
-               o.limits.socket_group >= 0
-                   ? fmt::format(" (uid {} and group {})", getuid(), o.limits.socket_group)
-                   : "",
-               o.listen.empty() ? ""
-                                : fmt::format(" and {} (port {}){}", o.listen, listen_port,
-                                              o.tls_cert.empty() ? "" : " (TLS)"),
-               activated->any() ? " (sockets from systemd)" : "",
-               et::ThreadPool::global().threads());
+  spdlog::info(
+      "et-serverd {} listening on unix:{}{}{}{} ({} compute threads)", Core::version(), o.socket,
+      o.limits.socket_group >= 0
+          ? fmt::format(" (uid {} and group {})", getuid(), o.limits.socket_group)
+          : "",
+      o.listen.empty() ? ""
+                       : fmt::format(" and {} (port {}){}", o.listen, listen_port,
+                                     o.tls_cert.empty() ? "" : " (TLS)"),
+      activated->any() ? " (sockets from systemd)" : "", et::ThreadPool::global().threads());
 
   std::unique_ptr<kserve::KServeServer> kserve;
   if (!o.kserve.grpc_address.empty() || !o.kserve.http_address.empty() || activated->kserve >= 0) {
@@ -331,7 +331,7 @@ int main(int argc, char** argv) {
         std::chrono::seconds(5));
   }
   if (options->version) {
-    std::printf("et-serverd %s\n", et::server::ServiceCore::version());
+    std::printf("et-serverd %s\n", et::server::Core::version());
     return 0;
   }
   int ready_fd = -1;

@@ -6,9 +6,9 @@
 
 #include "runtime/status.h"
 #include "server/connection_limits.h"
+#include "server/core/core.h"
 #include "server/kserve/server.h"
 #include "server/repository/program_repository.h"
-#include "server/service_core.h"
 
 namespace et::server {
 

@@ -32,7 +32,7 @@ struct RegisteredProgram {
   std::shared_ptr<const Program> program;
 
   // Who sent the bytes: a hash is a capability only for them. Peers are
-  // ServiceCore's peer keys (empty for local clients, which share one uid).
+  // Core's peer keys (empty for local clients, which share one uid).
   void note_uploader(const std::string& peer) const;
   bool uploaded_by(const std::string& peer) const;
 
@@ -53,7 +53,7 @@ class ProgramRegistry {
   // and returns its program, so that many sessions starting at once send a program
   // once. Null means the caller is now the one expected to send the bytes (for
   // `max_wait`; after that, or once an add() of the content ends, others stop waiting).
-  // Only callers of one `peer` (ServiceCore's peer key) wait for each other; each waits
+  // Only callers of one `peer` (Core's peer key) wait for each other; each waits
   // at most `max_wait` from its call, and not at all once stop_waiting() was called.
   std::shared_ptr<const RegisteredProgram> find_or_await_upload(const std::string& sha256,
                                                                 const std::string& data_sha256,

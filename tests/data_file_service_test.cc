@@ -11,7 +11,8 @@
 #include <string>
 
 #include "proto/sha256.h"
-#include "server/service_core.h"
+#include "server/core/core.h"
+#include "server/transport/etproto/et_protocol.h"
 #include "tests/support/daemon.h"
 
 namespace et::server {
@@ -33,7 +34,8 @@ class DataFileService : public ::testing::Test {
   void SetUp() override { start({}); }
   // A fresh service core with `limits`, and a session on it.
   void start(ServiceLimits limits) {
-    core_ = std::make_unique<ServiceCore>(limits);
+    core_ = std::make_unique<Core>(limits);
+    et_ = std::make_unique<EtProtocol>(*core_);
     session_ = core_->open_session("test").value();
   }
 
@@ -49,7 +51,7 @@ class DataFileService : public ::testing::Test {
     if (!program.empty()) req.set_program_bytes(program);
     if (!data.empty()) req.set_data_bytes(data);
     pb::LoadProgramResponse resp;
-    ET_RETURN_IF_ERROR(core_->load_program(req, resp));
+    ET_RETURN_IF_ERROR(et_->load_program(req, resp));
     return resp;
   }
 
@@ -60,7 +62,7 @@ class DataFileService : public ::testing::Test {
     lm.set_program_id(program);
     lm.set_method_name("forward");
     pb::LoadMethodResponse method;
-    Status loaded = core_->load_method(lm, method);
+    Status loaded = et_->load_method(lm, method);
     EXPECT_TRUE(loaded.ok()) << loaded.to_string();
     pb::RunRequest req;
     req.set_session(s->token);
@@ -68,7 +70,7 @@ class DataFileService : public ::testing::Test {
     const std::string dir = std::string(ET_FIXTURES_DIR) + "/" + model;
     *req.add_inputs()->mutable_tensor() = et::testing::npy_tensor(dir + "/forward.in0.npy");
     pb::RunResponse resp;
-    Status ran = core_->run(req, resp);
+    Status ran = et_->run(req, resp);
     EXPECT_TRUE(ran.ok()) << ran.to_string();
     if (!ran.ok()) return INFINITY;
     const std::string got = resp.outputs(0).tensor().inline_data();
@@ -84,7 +86,8 @@ class DataFileService : public ::testing::Test {
     return worst;
   }
 
-  std::unique_ptr<ServiceCore> core_;
+  std::unique_ptr<Core> core_;
+  std::unique_ptr<EtProtocol> et_;  // the et protocol over core_
   std::shared_ptr<Session> session_;
 };
 
@@ -124,7 +127,7 @@ TEST_F(DataFileService, MissingOrForeignDataIsRefusedWithTheReason) {
   lm.set_program_id(without->program_id());
   lm.set_method_name("forward");
   pb::LoadMethodResponse method;
-  Status refused = core_->load_method(lm, method);
+  Status refused = et_->load_method(lm, method);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.message().find("method 'forward' cannot load: tensor 'fc1.weight' is kept in "
@@ -185,7 +188,7 @@ TEST_F(DataFileService, UnloadingGivesTheDataBytesBack) {
     pb::UnloadProgramRequest unload;
     unload.set_session(session_->token);
     unload.set_program_id(loaded->program_id());
-    ASSERT_TRUE(core_->unload_program(unload).ok());
+    ASSERT_TRUE(et_->unload_program(unload).ok());
   }
 }
 

@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "runtime/testing/program_builder.h"
-#include "server/service_core.h"
+#include "server/core/core.h"
+#include "server/transport/etproto/et_protocol.h"
 #include "tools/npy.h"
 
 namespace et::server {
@@ -54,12 +55,12 @@ class HostilePrograms : public ::testing::Test {
     lp.set_session(victim_->token);
     lp.set_program_bytes(read_file(std::string(ET_FIXTURES_DIR) + "/mlp.pte"));
     pb::LoadProgramResponse lp_resp;
-    ASSERT_TRUE(core_.load_program(lp, lp_resp).ok());
+    ASSERT_TRUE(et_.load_program(lp, lp_resp).ok());
     pb::LoadMethodRequest lm;
     lm.set_session(victim_->token);
     lm.set_program_id(lp_resp.program_id());
     pb::LoadMethodResponse lm_resp;
-    ASSERT_TRUE(core_.load_method(lm, lm_resp).ok());
+    ASSERT_TRUE(et_.load_method(lm, lm_resp).ok());
     victim_method_ = lm_resp.method_handle();
     auto in = tools::read_npy(std::string(ET_FIXTURES_DIR) + "/mlp/forward.in0.npy");
     ASSERT_TRUE(in.ok());
@@ -82,7 +83,7 @@ class HostilePrograms : public ::testing::Test {
     req.set_method_handle(victim_method_);
     *req.add_inputs() = victim_input_;
     pb::RunResponse resp;
-    Status s = core_.run(req, resp);
+    Status s = et_.run(req, resp);
     EXPECT_TRUE(s.ok()) << s.to_string();
     return s.ok() ? resp.outputs(0).tensor().inline_data() : "";
   }
@@ -94,12 +95,12 @@ class HostilePrograms : public ::testing::Test {
     lp.set_session(attacker_->token);
     lp.set_program_bytes(bytes.data(), bytes.size());
     pb::LoadProgramResponse lp_resp;
-    ET_RETURN_IF_ERROR(core_.load_program(lp, lp_resp));
+    ET_RETURN_IF_ERROR(et_.load_program(lp, lp_resp));
     pb::LoadMethodRequest lm;
     lm.set_session(attacker_->token);
     lm.set_program_id(lp_resp.program_id());
     pb::LoadMethodResponse lm_resp;
-    ET_RETURN_IF_ERROR(core_.load_method(lm, lm_resp));
+    ET_RETURN_IF_ERROR(et_.load_method(lm, lm_resp));
     return lm_resp.method_handle();
   }
 
@@ -109,7 +110,7 @@ class HostilePrograms : public ::testing::Test {
     req.set_method_handle(method);
     for (pb::Value& v : inputs) *req.add_inputs() = std::move(v);
     pb::RunResponse resp;
-    Status s = core_.run(req, resp);
+    Status s = et_.run(req, resp);
     if (out) *out = resp;
     return s;
   }
@@ -124,7 +125,8 @@ class HostilePrograms : public ::testing::Test {
     return id.ok() ? *id : 0;
   }
 
-  ServiceCore core_{ServiceLimits{}};
+  Core core_{ServiceLimits{}};
+  EtProtocol et_{core_};
   std::shared_ptr<Session> victim_, attacker_;
   uint64_t victim_method_ = 0;
   pb::Value victim_input_;

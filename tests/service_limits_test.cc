@@ -25,8 +25,9 @@
 #include "proto/fd_client.h"
 #include "proto/fd_protocol.h"
 #include "runtime/testing/program_builder.h"
+#include "server/core/core.h"
 #include "server/fd_channel.h"
-#include "server/service_core.h"
+#include "server/transport/etproto/et_protocol.h"
 #include "tests/support/eventually.h"
 
 namespace et::server {
@@ -84,7 +85,8 @@ int sealed_memfd(size_t size, unsigned flags = 0) {
 class ServiceLimitsTest : public ::testing::Test {
  protected:
   void start(ServiceLimits limits) {
-    core_ = std::make_unique<ServiceCore>(limits);
+    core_ = std::make_unique<Core>(limits);
+    et_ = std::make_unique<EtProtocol>(*core_);
     session_ = core_->open_session("test").value();
   }
 
@@ -95,7 +97,7 @@ class ServiceLimitsTest : public ::testing::Test {
     if (!bytes.empty()) req.set_program_bytes(bytes);
     req.set_sha256(sha256);
     pb::LoadProgramResponse resp;
-    ET_RETURN_IF_ERROR(core_->load_program(req, resp));
+    ET_RETURN_IF_ERROR(et_->load_program(req, resp));
     sha256_ = resp.sha256();
     return resp.program_id();
   }
@@ -105,7 +107,7 @@ class ServiceLimitsTest : public ::testing::Test {
     req.set_session(s->token);
     req.set_program_id(program);
     pb::LoadMethodResponse resp;
-    ET_RETURN_IF_ERROR(core_->load_method(req, resp));
+    ET_RETURN_IF_ERROR(et_->load_method(req, resp));
     return resp.method_handle();
   }
 
@@ -115,7 +117,7 @@ class ServiceLimitsTest : public ::testing::Test {
     req.set_method_handle(method);
     for (pb::Value& v : inputs) *req.add_inputs() = std::move(v);
     pb::RunResponse resp;
-    return core_->run(req, resp);
+    return et_->run(req, resp);
   }
 
   static pb::Value in_segment(uint64_t segment) {
@@ -141,10 +143,11 @@ class ServiceLimitsTest : public ::testing::Test {
     pb::DropSegmentRequest req;
     req.set_session(session_->token);
     req.set_segment_id(id);
-    return core_->drop_segment(req);
+    return et_->drop_segment(req);
   }
 
-  std::unique_ptr<ServiceCore> core_;
+  std::unique_ptr<Core> core_;
+  std::unique_ptr<EtProtocol> et_;  // the et protocol over core_
   std::shared_ptr<Session> session_;
   std::string sha256_;
 };
@@ -303,8 +306,8 @@ TEST_F(ServiceLimitsTest, L4_HashIsACapabilityOnlyForWhoSentTheBytes) {
   EXPECT_EQ(load_program(guesser, "", hash).status().code(), StatusCode::kNotFound);
 
   pb::ServerStatusResponse from_afar, from_here;
-  ASSERT_TRUE(core_->server_status("ipv4:10.1.2.3:40002", from_afar).ok());
-  ASSERT_TRUE(core_->server_status("unix:", from_here).ok());
+  ASSERT_TRUE(et_->server_status("ipv4:10.1.2.3:40002", from_afar).ok());
+  ASSERT_TRUE(et_->server_status("unix:", from_here).ok());
   EXPECT_EQ(from_afar.sessions(), 0u);  // not told about other tenants
   EXPECT_EQ(from_here.sessions(), 5u);
 }
@@ -332,7 +335,7 @@ TEST_F(ServiceLimitsTest, L3_OverlappingPlacementIsCopiedSafely) {
   where.set_offset(4);  // one float on: the ranges overlap
   where.set_length(16);
   pb::RunResponse resp;
-  Status s = core_->run(req, resp);
+  Status s = et_->run(req, resp);
   ASSERT_TRUE(s.ok()) << s.to_string();
   EXPECT_EQ(floats[1], 1.0f);
   EXPECT_EQ(floats[4], 4.0f);
@@ -346,7 +349,7 @@ TEST_F(ServiceLimitsTest, M4_AClientThatNeverReadsCannotStallTheDescriptorSocket
   char dir[] = "/tmp/et-limits-test-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/s.fd";
-  auto channel = FdChannel::start(path, *core_);
+  auto channel = FdChannel::start(path, *et_);
   ASSERT_TRUE(channel.ok()) << channel.status().to_string();
   auto connect_to = [&] {
     const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);

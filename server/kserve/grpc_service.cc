@@ -122,7 +122,7 @@ grpc::Status GrpcKServeService::ModelReady(Ctx*, const inference::ModelReadyRequ
 grpc::Status GrpcKServeService::ServerMetadata(Ctx*, const inference::ServerMetadataRequest*,
                                                inference::ServerMetadataResponse* resp) {
   resp->set_name("et-serverd");
-  resp->set_version(ServiceCore::version());
+  resp->set_version(Core::version());
   for (const char* e : {"model_repository", "schedule_policy", "model_configuration",
                         "system_shared_memory", "cuda_shared_memory", "statistics"}) {
     resp->add_extensions(e);

@@ -1,4 +1,4 @@
-// The KServe v2 gRPC service (inference.GRPCInferenceService) on ServiceCore: the one
+// The KServe v2 gRPC service (inference.GRPCInferenceService) on Core: the one
 // place where the KServe side turns et::Status into gRPC status codes (the same
 // mapping as et-serverd's own protocol).
 #pragma once
@@ -8,18 +8,18 @@
 #include <atomic>
 
 #include "kserve_v2.grpc.pb.h"
+#include "server/core/core.h"
 #include "server/kserve/cuda_shm.h"
 #include "server/kserve/listener.h"
 #include "server/kserve/repository.h"
 #include "server/kserve/shm_registry.h"
-#include "server/service_core.h"
 
 namespace et::server::kserve {
 
 // What the KServe services share: the models, the clients' regions, and who is
 // connected (the listeners).
 struct KServeState {
-  ServiceCore& core;
+  Core& core;
   ModelRepository& models;
   ShmRegistry& system_shm;
   CudaShmRegistry& cuda_shm;

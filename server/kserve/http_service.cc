@@ -195,7 +195,7 @@ void HttpKServeService::routes() {
   h.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
     send(res,
          {{"name", "et-serverd"},
-          {"version", ServiceCore::version()},
+          {"version", Core::version()},
           {"extensions",
            {"model_repository", "schedule_policy", "model_configuration", "system_shared_memory",
             "cuda_shared_memory", "binary_tensor_data", "statistics"}}});

@@ -292,7 +292,6 @@ Status infer(const InferContext& ctx, const inference::ModelInferRequest& req,
                                   model->method());
   const auto started = Clock::now();
   Regions regions(ctx);
-  ServiceCore::CallTimes times;
 
   // Inputs, by the model's names.
   std::map<std::string, const TensorSpec*> by_name;
@@ -417,8 +416,15 @@ Status infer(const InferContext& ctx, const inference::ModelInferRequest& req,
     }
     return Status();
   };
-  Status st =
-      ctx.core.run_instance(lease.slot(), std::move(decoded), ctx.cancelled, read_outputs, times);
+  RunWork work;
+  work.bind = [&decoded](const Method&, const SegmentLookup&, std::vector<DecodedInput>& out) {
+    out = std::move(decoded);
+    return Status();
+  };
+  work.read = [&](const Method& m, const SegmentLookup&) { return read_outputs(m); };
+  CallRequest call(HeldInstance{&lease.slot(), &ctx.cancelled}, std::move(work));
+  Status st = ctx.core.call(call);
+  const CallTimes& times = call.times;
   const uint64_t total = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started).count());
   model->record(st.ok(), times, total);

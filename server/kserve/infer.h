@@ -10,15 +10,15 @@
 #include <functional>
 
 #include "kserve_v2.pb.h"
+#include "server/core/core.h"
 #include "server/kserve/cuda_shm.h"
 #include "server/kserve/repository.h"
 #include "server/kserve/shm_registry.h"
-#include "server/service_core.h"
 
 namespace et::server::kserve {
 
 struct InferContext {
-  ServiceCore& core;
+  Core& core;
   ModelRepository& models;
   ShmRegistry& system_shm;
   CudaShmRegistry& cuda_shm;

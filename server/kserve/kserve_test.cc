@@ -12,15 +12,15 @@
 #include <thread>
 #include <vector>
 
+#include "server/core/core.h"
 #include "server/kserve/http_codec.h"
 #include "server/kserve/infer.h"
-#include "server/service_core.h"
 
 namespace et::server::kserve {
 namespace {
 
 struct KServe {
-  ServiceCore core{ServiceLimits{}};
+  Core core{ServiceLimits{}};
   std::unique_ptr<repository::ProgramRepository> programs =
       repository::ProgramRepository::open(core.registry(),
                                           {.dir = ET_FIXTURES_DIR,

@@ -87,8 +87,8 @@ Result<TensorSpec> spec_of(const ValueMeta& meta, const char* role, size_t index
 
 }  // namespace
 
-Result<std::shared_ptr<Model>> Model::create(ServiceCore& core, std::string name,
-                                             std::string version, std::string program_model,
+Result<std::shared_ptr<Model>> Model::create(Core& core, std::string name, std::string version,
+                                             std::string program_model,
                                              std::shared_ptr<const RegisteredProgram> program,
                                              std::string method, size_t max_instances) {
   auto m = std::shared_ptr<Model>(new Model(core));
@@ -152,7 +152,7 @@ Result<Model::Lease> Model::lease() {
   return Lease(*this, std::move(slot).value());
 }
 
-void Model::record(bool ok, const ServiceCore::CallTimes& t, uint64_t total_ns) {
+void Model::record(bool ok, const CallTimes& t, uint64_t total_ns) {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   MutexLock lock(mu_);
   if (!ok) {

@@ -16,7 +16,7 @@
 
 #include "port/mutex.h"
 #include "runtime/method_meta.h"
-#include "server/service_core.h"
+#include "server/core/core.h"
 
 namespace et::server::kserve {
 
@@ -55,8 +55,8 @@ class Model {
   // its first instance (so that a program that cannot run is reported at once).
   // NotSupported when an input or output has no KServe form (a string, a list, a dtype
   // KServe lacks); Method::load's errors.
-  static Result<std::shared_ptr<Model>> create(ServiceCore& core, std::string name,
-                                               std::string version, std::string program_model,
+  static Result<std::shared_ptr<Model>> create(Core& core, std::string name, std::string version,
+                                               std::string program_model,
                                                std::shared_ptr<const RegisteredProgram> program,
                                                std::string method, size_t max_instances);
 
@@ -89,18 +89,18 @@ class Model {
   };
   Result<Lease> lease();
 
-  void record(bool ok, const ServiceCore::CallTimes& t, uint64_t total_ns);
+  void record(bool ok, const CallTimes& t, uint64_t total_ns);
   ModelStats stats() const;
   size_t instances() const;
 
  private:
-  Model(ServiceCore& core) : core_(core) {}
+  Model(Core& core) : core_(core) {}
   struct Instance {
     std::shared_ptr<MethodSlot> slot;
     size_t users = 0;
   };
 
-  ServiceCore& core_;
+  Core& core_;
   std::string name_, version_, program_model_, method_;
   std::shared_ptr<const RegisteredProgram> program_;
   std::vector<TensorSpec> inputs_, outputs_;

@@ -21,7 +21,7 @@ Status no_repository() {
 
 }  // namespace
 
-ModelRepository::ModelRepository(ServiceCore& core, repository::ProgramRepository* programs,
+ModelRepository::ModelRepository(Core& core, repository::ProgramRepository* programs,
                                  size_t max_instances)
     : core_(core), programs_(programs), max_instances_(max_instances) {
   if (programs_) {

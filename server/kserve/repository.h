@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "port/mutex.h"
+#include "server/core/core.h"
 #include "server/kserve/model.h"
 #include "server/repository/program_repository.h"
-#include "server/service_core.h"
 
 namespace et::server::kserve {
 
@@ -25,7 +25,7 @@ class ModelRepository {
   // there are no models and loads are refused). `max_instances`: method instances per
   // model (calls of one model run in parallel on that many).
   // REQUIRES: `programs` not started yet (this observes it from the constructor on).
-  ModelRepository(ServiceCore& core, repository::ProgramRepository* programs, size_t max_instances);
+  ModelRepository(Core& core, repository::ProgramRepository* programs, size_t max_instances);
 
   // The ready model `name`; `version` empty or the one served. NotFound naming what
   // exists; Unavailable (with the reason) for a model whose program cannot run.
@@ -50,7 +50,7 @@ class ModelRepository {
   // The repository's model for KServe model `name` ("NAME" of "NAME.METHOD").
   std::string program_model_of(const std::string& name) const;
 
-  ServiceCore& core_;
+  Core& core_;
   repository::ProgramRepository* programs_;
   size_t max_instances_;
 

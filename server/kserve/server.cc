@@ -8,13 +8,13 @@
 
 namespace et::server::kserve {
 
-KServeServer::KServeServer(ServiceCore& core, repository::ProgramRepository* programs,
+KServeServer::KServeServer(Core& core, repository::ProgramRepository* programs,
                            const KServeOptions& o)
     : models_(core, programs,
               o.max_instances ? o.max_instances : core.limits().max_concurrent_runs),
       system_shm_(o.shm) {}
 
-Result<std::unique_ptr<KServeServer>> KServeServer::start(ServiceCore& core,
+Result<std::unique_ptr<KServeServer>> KServeServer::start(Core& core,
                                                           repository::ProgramRepository* programs,
                                                           const KServeOptions& o) {
   auto k = std::unique_ptr<KServeServer>(new KServeServer(core, programs, o));

@@ -1,7 +1,7 @@
 // The KServe v2 / Triton front end of the daemon (docs/kserve.md): its model
 // repository, the clients' shared-memory regions, and the gRPC service on its own
 // listener (--kserve-grpc) and the REST service (--kserve-http), all on the daemon's
-// ServiceCore.
+// Core.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "server/connection_limits.h"
+#include "server/core/core.h"
 #include "server/health_service.h"
 #include "server/kserve/cuda_shm.h"
 #include "server/kserve/grpc_service.h"
@@ -18,7 +19,6 @@
 #include "server/kserve/listener.h"
 #include "server/kserve/repository.h"
 #include "server/kserve/shm_registry.h"
-#include "server/service_core.h"
 
 namespace et::server::kserve {
 
@@ -44,7 +44,7 @@ class KServeServer {
   // Serves the models of `programs` (the daemon's --models repository, or null: none)
   // and starts listening. REQUIRES: `programs` not started yet (its first loads make
   // the models). The listener's errors (the address cannot be bound).
-  static Result<std::unique_ptr<KServeServer>> start(ServiceCore& core,
+  static Result<std::unique_ptr<KServeServer>> start(Core& core,
                                                      repository::ProgramRepository* programs,
                                                      const KServeOptions& o);
   ~KServeServer();
@@ -67,7 +67,7 @@ class KServeServer {
   void shutdown(std::chrono::steady_clock::time_point watchers_deadline);
 
  private:
-  KServeServer(ServiceCore& core, repository::ProgramRepository* programs, const KServeOptions& o);
+  KServeServer(Core& core, repository::ProgramRepository* programs, const KServeOptions& o);
 
   ModelRepository models_;
   ShmRegistry system_shm_;

@@ -1,6 +1,6 @@
 #include "server/metrics/call_scope.h"
 
-#include "server/session.h"
+#include "server/core/session.h"
 
 namespace et::server::metrics {
 namespace {

@@ -1,5 +1,5 @@
 // One call as its transport serves it, on the thread serving it. The transport opens
-// the scope and gives it the answer's status code; ServiceCore, which finds the method,
+// the scope and gives it the answer's status code; Core, which finds the method,
 // notes which one ran and how long the call waited and executed. When the scope closes
 // the call is counted (Metrics). A scope with no Metrics records nothing.
 #pragma once
@@ -29,7 +29,7 @@ class CallScope {
   static uint64_t current_session();
   static uint64_t current_call();
 
-  // What ServiceCore notes for the scope open on this thread (nothing when none is).
+  // What Core notes for the scope open on this thread (nothing when none is).
   static void note_method(MethodSlot& slot);
   // The method of `program` a call is for, known before an instance is (a KServe
   // call's model): its errors count under that model too.

@@ -7,12 +7,12 @@
 
 namespace et::server::metrics {
 
-void add_daemon_metrics(ServiceCore& core, const repository::ProgramRepository* programs) {
+void add_daemon_metrics(Core& core, const repository::ProgramRepository* programs) {
   core.metrics().add_collector([&core, programs](std::string& out) {
     out += fmt::format(
         "# HELP et_serverd_build_info The daemon's version.\n"
         "# TYPE et_serverd_build_info gauge\net_serverd_build_info{{version=\"{}\"}} 1\n",
-        ServiceCore::version());
+        Core::version());
     write_metric(out, "et_serverd_ready", "gauge",
                  "1 once the model repository has loaded and until the daemon stops.",
                  core.ready() ? 1 : 0);

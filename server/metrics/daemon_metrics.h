@@ -2,13 +2,13 @@
 // sessions, programs, method instances, models, shared memory, packed weights.
 #pragma once
 
+#include "server/core/core.h"
 #include "server/repository/program_repository.h"
-#include "server/service_core.h"
 
 namespace et::server::metrics {
 
 // Adds them to `core.metrics()`. `programs` may be null (no --models). Both must
 // outlive every render of the page.
-void add_daemon_metrics(ServiceCore& core, const repository::ProgramRepository* programs);
+void add_daemon_metrics(Core& core, const repository::ProgramRepository* programs);
 
 }  // namespace et::server::metrics

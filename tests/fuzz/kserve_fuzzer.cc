@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "server/core/core.h"
 #include "server/kserve/http_codec.h"
 #include "server/kserve/infer.h"
-#include "server/service_core.h"
 
 namespace {
 
@@ -47,7 +47,7 @@ constexpr const char* kDatatypes[] = {"FP32", "FP64",  "FP16", "BF16",  "INT64",
 constexpr size_t kRegionBytes = 4096;
 
 struct World {
-  std::unique_ptr<ServiceCore> core;
+  std::unique_ptr<Core> core;
   std::unique_ptr<repository::ProgramRepository> programs;
   std::unique_ptr<ModelRepository> models;
   std::unique_ptr<ShmRegistry> system_shm;
@@ -64,7 +64,7 @@ World& world() {
     limits.max_program_bytes = 1 << 22;
     limits.execution_deadline = std::chrono::milliseconds(200);
     limits.request_deadline = std::chrono::milliseconds(200);
-    out->core = std::make_unique<ServiceCore>(limits);
+    out->core = std::make_unique<Core>(limits);
     // The fixtures directory as the repository, in explicit mode: only these programs.
     repository::RepositoryOptions repo{.dir = ET_FIXTURES_DIR,
                                        .control = repository::ModelControl::kExplicit};

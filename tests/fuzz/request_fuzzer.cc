@@ -25,17 +25,20 @@
 #include <vector>
 
 #include "proto/fast_path.h"
+#include "server/core/core.h"
 #include "server/fd_channel.h"
-#include "server/service_core.h"
+#include "server/transport/etproto/et_protocol.h"
+#include "server/transport/ring/ring_calls.h"
 #include "tests/support/eventually.h"
 
 namespace {
 
 namespace pb = ::etserver::v1;
-using et::server::ServiceCore;
+using et::server::Core;
 
 struct World {
-  std::unique_ptr<ServiceCore> core;
+  std::unique_ptr<Core> core;
+  std::unique_ptr<et::server::EtProtocol> et;
   std::unique_ptr<et::server::FdChannel> fd_channel;
   std::string fd_path;
   std::shared_ptr<et::server::Session> session;
@@ -67,20 +70,21 @@ World& world() {
     limits.max_program_bytes = 1 << 22;
     limits.execution_deadline = std::chrono::milliseconds(200);
     limits.request_deadline = std::chrono::milliseconds(200);
-    out->core = std::make_unique<ServiceCore>(limits);
+    out->core = std::make_unique<Core>(limits);
+    out->et = std::make_unique<et::server::EtProtocol>(*out->core);
     out->session = out->core->open_session("fuzzer").value();
     for (const char* name : kPrograms) {
       pb::LoadProgramRequest lp;
       lp.set_session(out->session->token);
       lp.set_program_bytes(read_fixture(name));
       pb::LoadProgramResponse lp_resp;
-      if (!out->core->load_program(lp, lp_resp).ok()) continue;
+      if (!out->et->load_program(lp, lp_resp).ok()) continue;
       out->programs.push_back(lp_resp.program_id());
       pb::LoadMethodRequest lm;
       lm.set_session(out->session->token);
       lm.set_program_id(lp_resp.program_id());
       pb::LoadMethodResponse lm_resp;
-      if (out->core->load_method(lm, lm_resp).ok()) out->methods.push_back(lm_resp.method_handle());
+      if (out->et->load_method(lm, lm_resp).ok()) out->methods.push_back(lm_resp.method_handle());
     }
     const int fd = memfd_create("fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (ftruncate(fd, 4096) == 0) fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
@@ -95,7 +99,11 @@ World& world() {
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0) {
       void* base = mmap(nullptr, out->channel_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring, 0);
       if (base != MAP_FAILED &&
-          out->core->open_fast_channel(out->session->token, dup(ring), pair[1], out->fast).ok()) {
+          out->core
+              ->open_fast_channel(out->session->token, dup(ring), pair[1],
+                                  et::server::ring_call_handler(*out->et, out->session->token),
+                                  out->fast)
+              .ok()) {
         out->channel = static_cast<uint8_t*>(base);
         out->link = pair[0];
       }
@@ -268,7 +276,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   World& w = world();
-  ServiceCore& core = *w.core;
+  Core& core = *w.core;
+  et::server::EtProtocol& et = *w.et;
   const uint8_t call = data[0] % 12, fix = data[1];
   data += 2;
   size -= 2;
@@ -279,49 +288,49 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!parse(req, data, size, fix)) return 0;
       if (fix & 8) fix_segments(*req.mutable_inputs(), w.segment);
       pb::RunResponse resp;
-      status = core.run(req, resp);
+      status = et.run(req, resp);
       break;
     }
     case 1: {
       pb::SetInputsRequest req;
       if (!parse(req, data, size, fix)) return 0;
       if (fix & 8) fix_segments(*req.mutable_inputs(), w.segment);
-      status = core.set_inputs(req);
+      status = et.set_inputs(req);
       break;
     }
     case 2: {
       pb::ExecuteRequest req;
       if (!parse(req, data, size, fix)) return 0;
       pb::ExecuteResponse resp;
-      status = core.execute(req, resp);
+      status = et.execute(req, resp);
       break;
     }
     case 3: {
       pb::GetOutputsRequest req;
       if (!parse(req, data, size, fix)) return 0;
       pb::GetOutputsResponse resp;
-      status = core.get_outputs(req, resp);
+      status = et.get_outputs(req, resp);
       break;
     }
     case 4: {
       pb::LoadProgramRequest req;
       if (!parse(req, data, size, fix)) return 0;
       pb::LoadProgramResponse resp;
-      status = core.load_program(req, resp);
+      status = et.load_program(req, resp);
       break;
     }
     case 5: {
       pb::DescribeProgramRequest req;
       if (!parse(req, data, size, fix)) return 0;
       pb::DescribeProgramResponse resp;
-      status = core.describe_program(req, resp);
+      status = et.describe_program(req, resp);
       break;
     }
     case 6: {
       pb::ListProgramsRequest req;
       if (!parse(req, data, size, fix)) return 0;
       pb::ListProgramsResponse resp;
-      status = core.list_programs(req, resp);
+      status = et.list_programs(req, resp);
       break;
     }
     case 8: {
@@ -337,7 +346,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         pb::DropSegmentRequest drop;
         drop.set_session(w.session->token);
         drop.set_segment_id(*id);
-        status = core.drop_segment(drop);
+        status = et.drop_segment(drop);
       }
       break;
     }
@@ -353,7 +362,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         pb::UnloadProgramRequest unload;
         unload.set_session(w.session->token);
         unload.set_program_id(*id);
-        (void)core.unload_program(unload);
+        (void)et.unload_program(unload);
       }
       break;
     }
@@ -403,13 +412,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       pb::LoadMethodRequest req;
       if (!parse(req, data, size, fix)) return 0;
       pb::LoadMethodResponse resp;
-      status = core.load_method(req, resp);
+      status = et.load_method(req, resp);
       // Keep the session small: drop what the fuzzer loaded.
       if (status.ok()) {
         pb::DropMethodRequest drop;
         drop.set_session(w.session->token);
         drop.set_method_handle(resp.method_handle());
-        (void)core.drop_method(drop);
+        (void)et.drop_method(drop);
       }
       break;
     }

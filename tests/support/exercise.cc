@@ -9,7 +9,7 @@
 #include "runtime/bundled_verify.h"
 #include "runtime/method.h"
 #include "runtime/program.h"
-#include "server/tensor_codec.h"
+#include "server/transport/etproto/value_codec.h"
 
 namespace et::testing {
 namespace {

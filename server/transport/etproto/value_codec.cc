@@ -1,4 +1,4 @@
-#include "server/tensor_codec.h"
+#include "server/transport/etproto/value_codec.h"
 
 #include <fmt/format.h>
 

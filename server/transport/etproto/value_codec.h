@@ -11,26 +11,15 @@
 #include "runtime/input.h"
 #include "runtime/method_meta.h"
 #include "runtime/value.h"
-#include "server/segment.h"
+#include "server/core/decoded_input.h"
 
 namespace et::server {
 
 namespace pb = ::etserver::v1;
 
-// Finds one of the calling session's segments; NotFound when it has none by that id.
-using SegmentLookup = std::function<Result<std::shared_ptr<Segment>>(uint64_t id)>;
-
 Result<ScalarType> from_proto(pb::DataType type);
 pb::DataType to_proto(ScalarType type);  // DATA_TYPE_UNSPECIFIED when it has no name
 void to_proto(const MethodMeta& meta, pb::MethodMeta& out);
-
-// An input ready for Method::set_inputs(), and what keeps its memory alive.
-struct DecodedInput {
-  InputValue value;
-  std::vector<int64_t> sizes, strides;
-  std::vector<uint8_t> copy;         // bytes copied out of a segment or message
-  std::shared_ptr<Segment> segment;  // the segment `value` points into, if any
-};
 
 // Decodes `in` as input `index`. Inline bytes are COPIED when `copy_inline` (the
 // message dies before the method does), else pointed at. Segment bytes are pointed at,

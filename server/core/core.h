@@ -1,7 +1,9 @@
-// The daemon's service, independent of transport: sessions, the program registry,
-// segments, method instances and calls. Transports (server/grpc_service.cc, the
-// descriptor socket) adapt to it; errors are et::Status values, turned into protocol
-// codes in exactly one place (grpc_service.cc).
+// The daemon's core, independent of transport: sessions, the program registry,
+// segments, method instances, and calls. One function is the way a call enters it:
+// Core::call (server/core/call.h). Transports adapt to it: the et protocol
+// (server/transport/etproto/, over gRPC and the fast path) and KServe (server/kserve/).
+// It speaks runtime types only; errors are et::Status values, which transports turn into
+// their protocol's codes.
 //
 // Thread-safety: every method may be called from any thread. A session's requests may
 // arrive concurrently; one method instance runs on one thread at a time, different
@@ -14,20 +16,23 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
-#include "et_serverd.pb.h"
 #include "port/mutex.h"
+#include "runtime/bundled_verify.h"
+#include "server/core/call.h"
+#include "server/core/session.h"
 #include "server/fast_channel.h"
 #include "server/metrics/metrics.h"
 #include "server/program_registry.h"
-#include "server/session.h"
 #include "server/vetting.h"
 
 namespace et::server {
-
 struct ServiceLimits {
   size_t max_sessions = 256;
   size_t max_segment_bytes_per_session = size_t{4} << 30;  // mapped, dropped or not
@@ -68,10 +73,41 @@ struct ServiceLimits {
   int64_t socket_group = -1;
 };
 
-class ServiceCore {
+// Where the bytes of a program (or its data file) come from: sent inline, or a range
+// of one of the session's segments.
+struct SegmentRange {
+  uint64_t segment_id = 0, offset = 0, length = 0;
+};
+using ByteSource = std::variant<std::span<const uint8_t>, SegmentRange>;
+
+// How LoadProgram names a program (proto/et_serverd.proto's LoadProgramRequest).
+struct ProgramByHash {};  // the daemon has it: `sha256` (and `data_sha256`) name it
+struct ProgramByName {    // a program the daemon preloaded
+  std::string name;
+};
+struct ProgramSource {
+  std::variant<ProgramByHash, ProgramByName, ByteSource> program;
+  std::optional<ByteSource> data;   // its .ptd data file, sent with its bytes
+  std::string sha256, data_sha256;  // as the client states them (may be empty)
+};
+
+// A program in a session.
+struct SessionProgram {
+  uint64_t id = 0;
+  std::shared_ptr<const RegisteredProgram> program;
+};
+
+// Counts of the daemon's state (ServerStatus).
+struct DaemonCounts {
+  uint64_t sessions = 0, programs = 0, method_instances = 0, segments = 0, segment_bytes = 0;
+  uint64_t resident_bytes = 0, threads = 0, executes = 0, program_loads = 0,
+           program_loads_shared = 0;
+};
+
+class Core {
  public:
-  explicit ServiceCore(ServiceLimits limits, std::string fd_socket_path = "");
-  ~ServiceCore();
+  explicit Core(ServiceLimits limits, std::string fd_socket_path = "");
+  ~Core();
 
   ProgramRegistry& registry() { return registry_; }
   const std::string& fd_socket_path() const { return fd_socket_path_; }
@@ -80,9 +116,24 @@ class ServiceCore {
   static const char* version();
   // Random, new at each start of the daemon (SessionServerMessage.daemon_instance).
   const std::string& instance() const { return instance_; }
+  // Since the daemon started.
+  std::chrono::seconds uptime() const;
 
-  // Sessions. open_session fails with ResourceExhausted at max_sessions (or at
+  // ---- The one way a call enters the core ----
+  // Runs `req`: resolves its target (a session's method: the session, its --max-calls
+  // count, the handle), waits for the instance and then for a worker (both within the
+  // request deadline), does its work holding both, and gives them back. Errors:
+  // Unavailable while the daemon shuts down; Unauthenticated for a token no session has;
+  // ResourceExhausted at --max-calls; NotFound for a handle the session lacks or an
+  // instance dropped meanwhile; DeadlineExceeded when the instance or a worker stayed
+  // busy past the request deadline; the work's own errors (an execute is bounded by the
+  // execution deadline and stopped when the session ends).
+  Status call(CallRequest& req);
+
+  // ---- Sessions ----
+  // open_session fails with ResourceExhausted at max_sessions (or at
   // max_sessions_per_peer for one TCP host, or one uid other than the daemon's).
+  // `client_name`: gRPC's name of the peer ("ipv4:10.0.0.7:53412" counts per host).
   Result<std::shared_ptr<Session>> open_session(const std::string& client_name,
                                                 const SessionOwner& owner = {});
   // Ok when `caller` may name the session `token`: a local session only by a caller of
@@ -91,27 +142,75 @@ class ServiceCore {
   Status check_caller(const std::string& token, const SessionOwner& caller) const;
   // Releases everything the session holds; waits for its running calls to finish.
   void close_session(const std::shared_ptr<Session>& session);
-  // The session named by `token`; NotFound when none (or it closed).
-  Result<std::shared_ptr<Session>> find_session(const std::string& token) const;
+  // The session named by `token`; Unauthenticated when none (or it closed).
+  Result<std::shared_ptr<Session>> find_session(std::string_view token) const;
 
-  // Segments (from the descriptor socket). Takes ownership of `fd` in every case.
+  // ---- Segments (from the descriptor socket) ----
+  // Takes ownership of `fd` in every case.
   Result<uint64_t> register_segment(const std::string& token, int fd);
+  // Methods whose inputs point into it keep the mapping (and its charge) until rebound.
+  Status drop_segment(const std::string& token, uint64_t segment_id);
+
+  // ---- Programs ----
   // Loading "by path": the client opens the file itself and hands over the descriptor,
   // so the daemon reads only what the caller could read. Returns the session's program
   // id. Takes ownership of `fd`.
   Result<uint64_t> load_program_fd(const std::string& token, int fd);
-  // Opens a fast-path channel for the session over `memfd` (docs/fast_path.md), served
-  // until the session ends or `link` (the client's connection, owned from now on) is
-  // shut down; `channel` receives it (for the caller to stop it when the link closes).
-  // Takes ownership of both descriptors in every case. ResourceExhausted at
-  // max_fast_channels (per session or in all).
-  Status open_fast_channel(const std::string& token, int memfd, int link,
-                           std::weak_ptr<FastChannel>& channel);
+  // Adds a program to the session (verified and registered when new to the daemon).
+  // `already_loaded`: the daemon or the session had it.
+  struct LoadedProgram {
+    SessionProgram program;
+    bool already_loaded = false;
+  };
+  Result<LoadedProgram> load_program(const std::string& token, const ProgramSource& source);
+  Result<std::vector<SessionProgram>> session_programs(const std::string& token) const;
+  Result<SessionProgram> session_program(const std::string& token, uint64_t program_id) const;
+  // Runs a bundled program's test cases (runtime/bundled_verify.h) with `options`'
+  // method, tolerance; each execute bounded by the execution limits, all of them
+  // together by the request deadline (cases left unrun are reported DeadlineExceeded).
+  Result<VerifyReport> verify_program(const std::string& token, uint64_t program_id,
+                                      VerifyOptions options);
+  // Drops the program's methods (each once its running call ends) and lets it go.
+  Status unload_program(const std::string& token, uint64_t program_id);
+
+  // ---- Method instances ----
+  // A method instance of a session's program; its handle and the method's description.
+  struct LoadedMethod {
+    uint64_t handle = 0;
+    MethodMeta meta;
+  };
+  Result<LoadedMethod> load_method(const std::string& token, uint64_t program_id,
+                                   const std::string& method_name);
+  Status drop_method(const std::string& token, uint64_t handle);
+  // A method instance of `program` that no session holds (the caller keeps it, and calls
+  // it as a HeldInstance), loaded with load_method's limits and output buffers. Errors:
+  // Method::load's, ResourceExhausted over --max-method-bytes.
+  Result<std::shared_ptr<MethodSlot>> load_instance(
+      std::shared_ptr<const RegisteredProgram> program, const std::string& method_name);
+
+  // ---- Profiles (StartProfile is a call: a HoldWork that sets slot.profiling) ----
+  // Takes the profiles of the session's methods `handles` (several: merged, in order).
+  // Every profile is taken, or none: FailedPrecondition naming a method not being
+  // profiled; with `for_etdump`, ResourceExhausted when together they hold more events
+  // than one ETDump does.
+  Result<std::unique_ptr<MethodSlot::Profiling>> take_profiles(const std::string& token,
+                                                               std::span<const uint64_t> handles,
+                                                               bool for_etdump);
+
   // The longest a call may take before the daemon answers it (request deadline plus
   // execution deadline): clients bound their waits with it.
   std::chrono::milliseconds call_deadline() const {
     return limits_.request_deadline + limits_.execution_deadline;
   }
+
+  // Opens a fast-path channel for the session over `memfd` (docs/fast_path.md), served
+  // until the session ends or `link` (the client's connection, owned from now on) is
+  // shut down, answering each request with `handler` (which names the session itself);
+  // `channel` receives it (for the caller to stop it when the link closes). Takes
+  // ownership of both descriptors in every case. ResourceExhausted at max_fast_channels
+  // (per session or in all); NotSupported with --no-fast-path.
+  Status open_fast_channel(const std::string& token, int memfd, int link,
+                           FastChannel::Handler handler, std::weak_ptr<FastChannel>& channel);
 
   // Housekeeping the daemon's main loop runs now and then: lets go of programs kept
   // warm for longer than keep_programs.
@@ -136,65 +235,6 @@ class ServiceCore {
   bool ready() const { return ready_ && !shutting_down_; }
   void set_ready(bool ready) { ready_ = ready; }
 
-  // The calls of the protocol (proto/et_serverd.proto documents each).
-  Status load_program(const pb::LoadProgramRequest& req, pb::LoadProgramResponse& resp);
-  Status list_programs(const pb::ListProgramsRequest& req, pb::ListProgramsResponse& resp);
-  Status describe_program(const pb::DescribeProgramRequest& req, pb::DescribeProgramResponse& resp);
-  Status unload_program(const pb::UnloadProgramRequest& req);
-  // Runs a bundled program's test cases (runtime/bundled_verify.h). Each execute is
-  // bounded by the execution limits; all of them together by the request deadline
-  // (cases it leaves unrun are reported DeadlineExceeded).
-  Status verify_program(const pb::VerifyProgramRequest& req, pb::VerifyProgramResponse& resp);
-  Status load_method(const pb::LoadMethodRequest& req, pb::LoadMethodResponse& resp);
-  Status drop_method(const pb::DropMethodRequest& req);
-  Status set_inputs(const pb::SetInputsRequest& req);
-  Status execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp);
-  Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp);
-  Status run(const pb::RunRequest& req, pb::RunResponse& resp);
-  // Prefill and decode (runtime/generation.h) on the method, holding it throughout;
-  // `write` sends each reply (the tokens chosen since the last one, then the stats),
-  // from a thread of its own, and returns false when the caller went away, which stops
-  // the generation. Each execute is bounded by the execution limits; a client that
-  // leaves 4096 tokens unread for the request deadline is ResourceExhausted; with no
-  // context bound known and no max_new_tokens, at most kDefaultMostNewTokens come.
-  static constexpr uint32_t kDefaultMostNewTokens = 4096;
-  Status generate(const pb::GenerateRequest& req,
-                  const std::function<bool(const pb::GenerateResponse&)>& write);
-  // NotFound naming the method's attributes when it has no attribute of that name.
-  Status get_attribute(const pb::GetAttributeRequest& req, pb::GetAttributeResponse& resp);
-  // Profiles the method's executes from now on (InvalidArgument for max_executes above
-  // 100000); starting again discards what was recorded.
-  Status start_profile(const pb::StartProfileRequest& req);
-  // FailedPrecondition when the method is not being profiled.
-  Status stop_profile(const pb::StopProfileRequest& req, pb::StopProfileResponse& resp);
-  Status drop_segment(const pb::DropSegmentRequest& req);
-  // `peer` as gRPC names it: remote peers get the version and uptime only.
-  // `admitted` false (a local user the daemon does not serve): as for remote peers.
-  // `with_registry`: also the operators and backends it registers (for anyone).
-  Status server_status(const std::string& peer, pb::ServerStatusResponse& resp,
-                       bool admitted = true, bool with_registry = false) const;
-
-  // ---- Stateless protocols (the KServe services, server/kserve/) ----
-  // A method instance of `program` that no session holds (the caller keeps it), loaded
-  // with LoadMethod's limits and output buffers. Errors: Method::load's, ResourceExhausted
-  // over --max-method-bytes.
-  Result<std::shared_ptr<MethodSlot>> load_instance(
-      std::shared_ptr<const RegisteredProgram> program, const std::string& method_name);
-  // How long one call on an instance spent in each step, in nanoseconds.
-  struct CallTimes {
-    uint64_t queued_ns = 0;  // waiting for the instance and a worker
-    uint64_t input_ns = 0;   // binding the inputs
-    uint64_t infer_ns = 0;   // executing
-    uint64_t output_ns = 0;  // in `read_outputs`
-  };
-  // One call on `slot`, as Run makes it: waits for the slot and a worker (the request
-  // deadline), binds `inputs` (what they point into must outlive the slot's next
-  // call: they are kept in the slot), executes (the execution deadline; `cancelled`
-  // stops it), then lets `read_outputs` read the method's outputs, holding both.
-  // Unavailable while the daemon shuts down.
-  Status run_instance(MethodSlot& slot, std::vector<DecodedInput> inputs,
-                      const std::atomic<bool>& cancelled,
-                      const std::function<Status(const Method&)>& read_outputs, CallTimes& times);
   // The limits the daemon runs with.
   const ServiceLimits& limits() const { return limits_; }
   // The calls' metrics (transports open a metrics::CallScope on it for each call).
@@ -202,31 +242,32 @@ class ServiceCore {
   // Open sessions, and fast-path channels (the metrics page).
   size_t session_count() const;
   size_t fast_channel_count() const { return fast_channels_.load(); }
-
-  // Answers one fast-path request for the session `token` (what a channel's thread
-  // runs): the same calls, checks and errors as over gRPC.
-  uint32_t fast_call(const std::string& token, etserver::FastCall kind,
-                     std::span<const uint8_t> request, std::string& reply);
+  DaemonCounts counts() const;
 
  private:
-  uint32_t fast_call_uncounted(const std::string& token, etserver::FastCall kind,
-                               std::span<const uint8_t> request, std::string& reply);
-  Result<std::shared_ptr<Session>> session_for(const std::string& token) const;
+  Result<std::shared_ptr<Session>> session_for(std::string_view token) const;
   Result<std::shared_ptr<const RegisteredProgram>> program_for(Session& s, uint64_t id) const;
   Result<std::shared_ptr<MethodSlot>> method_for(Session& s, uint64_t handle) const;
   SegmentLookup segment_lookup(const std::shared_ptr<Session>& s) const;
+  // The bytes `from` names, and the segment that holds them (if any); errors name `field`.
+  Result<std::span<const uint8_t>> bytes_of(const std::shared_ptr<Session>& s,
+                                            const ByteSource& from, const char* field,
+                                            std::shared_ptr<Segment>& holder) const;
   // Adds `program` to the session (once); returns its id there.
   Result<uint64_t> attach_program(Session& s, std::shared_ptr<const RegisteredProgram> program,
                                   bool* already_attached = nullptr);
-  Status fill_program_info(const RegisteredProgram& p, uint64_t id, pb::ProgramInfo& out) const;
-  // Runs `fn` holding the slot's lock and a worker, waiting at most the deadline.
-  Status with_method(MethodSlot& slot, const std::function<Status()>& fn);
+  // Runs `fn` holding the slot and a worker, waiting for each at most until the request
+  // deadline from now; `queued_ns` receives the wait.
+  Status hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Status()>& fn);
+  // The work of a call, holding `slot`.
+  Status run(MethodSlot& slot, const SegmentLookup& segments, const std::atomic<bool>& cancelled,
+             RunWork& work, CallTimes& times);
+  Status generate(MethodSlot& slot, const std::atomic<bool>& cancelled, GenerateWork& work,
+                  uint64_t& queued_ns);
   int64_t program_context(MethodSlot& slot, const std::atomic<bool>& cancelled) const;
-  Status bind_inputs(const std::shared_ptr<Session>& owner, MethodSlot& slot,
-                     const google::protobuf::RepeatedPtrField<pb::Value>& inputs, bool copy_inline);
   Status prepare_outputs(MethodSlot& slot);
   // Executes the slot's method (the execution deadline; `cancelled` stops it).
-  Status execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& micros);
+  Status execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& ns);
   // Forgets the channels of every session whose threads have ended (their links
   // closed): they count against the limits until then.
   void reap_fast_channels();
@@ -235,11 +276,8 @@ class ServiceCore {
   // Counts a program load of a session for ServerStatus (nothing when `attached`: the
   // session held it already); `existed`: the daemon had it loaded.
   void count_load(bool existed, bool attached);
-  // Ok when `more` bytes of programs fit the session's limit. REQUIRES: s.mu held.
+  // Ok when `more` bytes of programs fit the session's limit.
   Status program_bytes_fit(const Session& s, uint64_t more) const ET_REQUIRES(s.mu);
-  Status collect_outputs(const std::shared_ptr<Session>& s, MethodSlot& slot,
-                         const google::protobuf::RepeatedPtrField<pb::OutputPlacement>& placements,
-                         google::protobuf::RepeatedPtrField<pb::Value>& out);
 
   ServiceLimits limits_;
   metrics::Metrics metrics_;
@@ -252,7 +290,8 @@ class ServiceCore {
   std::unique_ptr<Vetter> vetter_;  // --vet
 
   mutable Mutex mu_;
-  std::map<std::string, std::shared_ptr<Session>> sessions_ ET_GUARDED_BY(mu_);  // by token
+  std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_
+      ET_GUARDED_BY(mu_);  // by token
   uint64_t next_session_ ET_GUARDED_BY(mu_) = 1;
   std::chrono::steady_clock::time_point idle_since_ ET_GUARDED_BY(mu_) = started_;
 
@@ -270,5 +309,9 @@ class ServiceCore {
   std::condition_variable run_cv_;
   size_t running_ ET_GUARDED_BY(run_mu_) = 0;
 };
+
+// gRPC names a TCP peer "ipv4:10.0.0.7:53412" or "ipv6:[::1]:53412": its host without
+// the port (which differs per connection); empty for any other peer (local clients).
+std::string tcp_host_of(const std::string& grpc_peer);
 
 }  // namespace et::server

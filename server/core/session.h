@@ -1,5 +1,5 @@
 // One client connection's state: its programs, method instances and segments.
-// Everything here is released when the session ends (ServiceCore::close_session).
+// Everything here is released when the session ends (Core::close_session).
 #pragma once
 
 #include <array>
@@ -18,11 +18,11 @@
 #include "runtime/generation.h"
 #include "runtime/method.h"
 #include "runtime/profile.h"
+#include "server/core/decoded_input.h"
 #include "server/fast_channel.h"
 #include "server/metrics/metrics.h"
 #include "server/program_registry.h"
 #include "server/segment.h"
-#include "server/tensor_codec.h"
 
 namespace et::server {
 
