@@ -26,8 +26,8 @@
 #include "proto/fd_protocol.h"
 #include "runtime/testing/program_builder.h"
 #include "server/core/core.h"
-#include "server/fd_channel.h"
 #include "server/transport/etproto/et_protocol.h"
+#include "server/transport/ring/fd_socket.h"
 #include "tests/support/eventually.h"
 
 namespace et::server {

@@ -1,7 +1,7 @@
-// --vet (server/vetting.h): the sandboxed child runs real programs under its filter,
+// --vet (server/core/vetting/vetting.h): the sandboxed child runs real programs under its filter,
 // and whatever kills or stalls it becomes a refusal naming why, never a crash of the
 // caller. Stand-ins for a crashing program are scripts run in the child's place.
-#include "server/vetting.h"
+#include "server/core/vetting/vetting.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -26,11 +26,11 @@
 #include "port/mutex.h"
 #include "runtime/bundled_verify.h"
 #include "server/core/call.h"
+#include "server/core/program_registry.h"
 #include "server/core/session.h"
-#include "server/fast_channel.h"
+#include "server/core/vetting/vetting.h"
 #include "server/metrics/metrics.h"
-#include "server/program_registry.h"
-#include "server/vetting.h"
+#include "server/transport/ring/fast_channel.h"
 
 namespace et::server {
 struct ServiceLimits {
@@ -47,7 +47,7 @@ struct ServiceLimits {
   std::chrono::milliseconds execution_deadline{60'000};
   uint64_t max_instructions = 100'000'000;  // per execute, jumps included
   // --vet: programs from clients that the daemon has not seen are first loaded and run
-  // in a sandboxed child (server/vetting.h); `vet_binary` is the daemon's own binary.
+  // in a sandboxed child (server/core/vetting/vetting.h); `vet_binary` is the daemon's own binary.
   bool vet = true;
   std::string vet_binary;
   // Per client: sessions from one TCP host (the Unix socket admits one uid, whose

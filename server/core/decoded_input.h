@@ -10,7 +10,7 @@
 
 #include "runtime/input.h"
 #include "runtime/status.h"
-#include "server/segment.h"
+#include "server/core/segment.h"
 
 namespace et::server {
 

@@ -19,10 +19,10 @@
 #include "runtime/method.h"
 #include "runtime/profile.h"
 #include "server/core/decoded_input.h"
-#include "server/fast_channel.h"
+#include "server/core/program_registry.h"
+#include "server/core/segment.h"
 #include "server/metrics/metrics.h"
-#include "server/program_registry.h"
-#include "server/segment.h"
+#include "server/transport/ring/fast_channel.h"
 
 namespace et::server {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "server/kserve/listener.h"
 #include "server/kserve/user_regions.h"
+#include "server/transport/listener.h"
 
 namespace et::server::kserve {
 

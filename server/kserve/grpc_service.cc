@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "server/grpc_service.h"
 #include "server/kserve/infer.h"
 #include "server/metrics/call_scope.h"
+#include "server/transport/grpc/et_service.h"
 
 namespace et::server::kserve {
 namespace {

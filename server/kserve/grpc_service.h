@@ -10,9 +10,9 @@
 #include "kserve_v2.grpc.pb.h"
 #include "server/core/core.h"
 #include "server/kserve/cuda_shm.h"
-#include "server/kserve/listener.h"
 #include "server/kserve/repository.h"
 #include "server/kserve/shm_registry.h"
+#include "server/transport/listener.h"
 
 namespace et::server::kserve {
 

@@ -14,10 +14,10 @@
 
 #include "runtime/half.h"
 #include "runtime/printable.h"
-#include "server/grpc_service.h"
 #include "server/kserve/http_codec.h"
 #include "server/kserve/infer.h"
 #include "server/metrics/call_scope.h"
+#include "server/transport/grpc/et_service.h"
 
 namespace et::server::kserve {
 namespace {

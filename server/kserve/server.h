@@ -10,15 +10,15 @@
 #include <memory>
 #include <string>
 
-#include "server/connection_limits.h"
 #include "server/core/core.h"
-#include "server/health_service.h"
 #include "server/kserve/cuda_shm.h"
 #include "server/kserve/grpc_service.h"
 #include "server/kserve/http_service.h"
-#include "server/kserve/listener.h"
 #include "server/kserve/repository.h"
 #include "server/kserve/shm_registry.h"
+#include "server/transport/grpc/connection_limits.h"
+#include "server/transport/grpc/health_service.h"
+#include "server/transport/listener.h"
 
 namespace et::server::kserve {
 

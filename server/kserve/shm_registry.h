@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "server/kserve/listener.h"
 #include "server/kserve/shm_region.h"
 #include "server/kserve/user_regions.h"
+#include "server/transport/listener.h"
 
 namespace et::server::kserve {
 

@@ -22,7 +22,7 @@
 #include "port/mutex.h"
 #include "runtime/printable.h"
 #include "runtime/status.h"
-#include "server/kserve/listener.h"
+#include "server/transport/listener.h"
 
 namespace et::server::kserve {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "server/utf8.h"
+#include "server/common/utf8.h"
 
 namespace et::server::metrics {
 namespace {

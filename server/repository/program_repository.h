@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "port/mutex.h"
-#include "server/program_registry.h"
+#include "server/core/program_registry.h"
 #include "server/repository/layout.h"
 #include "server/repository/watcher.h"
 

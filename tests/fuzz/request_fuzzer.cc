@@ -26,8 +26,8 @@
 
 #include "proto/fast_path.h"
 #include "server/core/core.h"
-#include "server/fd_channel.h"
 #include "server/transport/etproto/et_protocol.h"
+#include "server/transport/ring/fd_socket.h"
 #include "server/transport/ring/ring_calls.h"
 #include "tests/support/eventually.h"
 

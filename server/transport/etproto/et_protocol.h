@@ -1,7 +1,7 @@
 // The et protocol (proto/et_serverd.proto) over the core: each call's request message
 // decoded into the core's types, its answer encoded into the response message. Both of
 // the protocol's transports go through it, so they check and fail alike: gRPC
-// (server/grpc_service.cc) and the fast path's shared-memory channels
+// (server/transport/grpc/et_service.cc) and the fast path's shared-memory channels
 // (server/transport/ring/).
 //
 // Thread-safety: as the core's; it keeps no state of its own.

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "server/fast_channel.h"
 #include "server/transport/etproto/et_protocol.h"
+#include "server/transport/ring/fast_channel.h"
 
 namespace et::server {
 

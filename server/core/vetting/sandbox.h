@@ -1,4 +1,4 @@
-// The vetting child's seccomp filter (server/vetting.h): once it holds, a process can
+// The vetting child's seccomp filter (server/core/vetting/vetting.h): once it holds, a process can
 // compute, manage its own memory, read and write the descriptors it already has, sleep,
 // and end; opening files, sockets, new processes or threads, and signals to any other
 // process fail with EPERM (a library's fallback then runs; nothing is killed for trying).

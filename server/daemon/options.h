@@ -5,10 +5,10 @@
 #include <string>
 
 #include "runtime/status.h"
-#include "server/connection_limits.h"
 #include "server/core/core.h"
 #include "server/kserve/server.h"
 #include "server/repository/program_repository.h"
+#include "server/transport/grpc/connection_limits.h"
 
 namespace et::server {
 

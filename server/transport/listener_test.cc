@@ -1,4 +1,4 @@
-#include "server/kserve/listener.h"
+#include "server/transport/listener.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-namespace et::server::kserve {
+namespace et::server {
 namespace {
 
 // A loopback TCP connection made in this process: the listening socket, the client's
@@ -70,4 +70,4 @@ TEST(TcpPeer, AnUnknownConnectionIsRemote) {
 }
 
 }  // namespace
-}  // namespace et::server::kserve
+}  // namespace et::server

@@ -1,6 +1,6 @@
 // JSON log lines: valid JSON whatever the message holds (quotes, control bytes, UTF-8,
 // bytes that are not UTF-8), with the session and call of the call being served.
-#include "server/log_format.h"
+#include "server/daemon/log_format.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>

@@ -1,4 +1,4 @@
-#include "server/options.h"
+#include "server/daemon/options.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -7,7 +7,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "server/unix_socket.h"
+#include "server/daemon/unix_socket.h"
 
 namespace et::server {
 namespace {

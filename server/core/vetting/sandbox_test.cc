@@ -1,4 +1,4 @@
-#include "server/sandbox.h"
+#include "server/core/vetting/sandbox.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "server/vetting.h"
+#include "server/core/vetting/vetting.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -27,7 +27,7 @@
 #include "runtime/program.h"
 #include "runtime/sanitizers.h"
 #include "runtime/thread_pool.h"
-#include "server/sandbox.h"
+#include "server/core/vetting/sandbox.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "server/tcp_credentials.h"
+#include "server/transport/grpc/tcp_credentials.h"
 
 #include <fmt/format.h>
 #include <grpcpp/security/server_credentials.h>

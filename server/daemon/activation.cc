@@ -1,4 +1,4 @@
-#include "server/activation.h"
+#include "server/daemon/activation.h"
 
 #include <fmt/format.h>
 #include <sys/socket.h>

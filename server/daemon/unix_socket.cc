@@ -1,4 +1,4 @@
-#include "server/unix_socket.h"
+#include "server/daemon/unix_socket.h"
 
 #include <fmt/format.h>
 #include <grp.h>

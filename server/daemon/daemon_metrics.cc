@@ -1,9 +1,9 @@
-#include "server/metrics/daemon_metrics.h"
+#include "server/daemon/daemon_metrics.h"
 
 #include <fmt/format.h>
 
 #include "runtime/backend.h"
-#include "server/segment.h"
+#include "server/core/segment.h"
 
 namespace et::server::metrics {
 

@@ -1,4 +1,4 @@
-#include "server/connection_limits.h"
+#include "server/transport/grpc/connection_limits.h"
 
 #include <grpc/grpc.h>
 

@@ -1,4 +1,4 @@
-#include "server/sandbox.h"
+#include "server/core/vetting/sandbox.h"
 
 #include <fmt/format.h>
 #include <linux/audit.h>

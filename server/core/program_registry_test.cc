@@ -1,4 +1,4 @@
-#include "server/program_registry.h"
+#include "server/core/program_registry.h"
 
 #include <gtest/gtest.h>
 

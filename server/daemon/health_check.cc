@@ -1,4 +1,4 @@
-#include "server/health_check.h"
+#include "server/daemon/health_check.h"
 
 #include <grpcpp/grpcpp.h>
 

@@ -1,4 +1,4 @@
-#include "server/fd_channel.h"
+#include "server/transport/ring/fd_socket.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,8 +15,8 @@
 #include "proto/fast_path.h"
 #include "proto/socket_trust.h"
 #include "runtime/exceptions.h"
+#include "server/daemon/unix_socket.h"
 #include "server/transport/ring/ring_calls.h"
-#include "server/unix_socket.h"
 
 namespace et::server {
 

@@ -1,4 +1,4 @@
-#include "server/log_format.h"
+#include "server/daemon/log_format.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -8,8 +8,8 @@
 #include <chrono>
 #include <memory>
 
+#include "server/common/utf8.h"
 #include "server/metrics/call_scope.h"
-#include "server/utf8.h"
 
 namespace et::server {
 namespace {

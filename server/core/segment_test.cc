@@ -1,4 +1,4 @@
-#include "server/segment.h"
+#include "server/core/segment.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

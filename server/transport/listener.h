@@ -1,7 +1,7 @@
-// The KServe services' listening sockets (--kserve-grpc, --kserve-http): the daemon
-// accepts each connection itself, notes who is on the other end, and only then hands
-// it to the protocol's server. That is how a call learns its client's uid, which the
-// shared-memory rules need (docs/kserve.md, "Security"):
+// The daemon's listening sockets for gRPC and HTTP (its own Unix socket, --kserve-grpc,
+// --kserve-http): the daemon accepts each connection itself, notes who is on the other
+// end, and only then hands it to the protocol's server. That is how a call learns its client's uid,
+// which the shared-memory rules need (docs/kserve.md, "Security"):
 // - a Unix socket tells it (SO_PEERCRED);
 // - a loopback TCP connection's client socket is in the kernel's table of this
 //   network namespace (/proc/net/tcp, /proc/net/tcp6), with its owner's uid;
@@ -31,7 +31,7 @@
 #include "port/mutex.h"
 #include "runtime/status.h"
 
-namespace et::server::kserve {
+namespace et::server {
 
 // Who is on the other end of a connection.
 struct Peer {
@@ -126,4 +126,4 @@ class Listener {
       std::chrono::steady_clock::now();
 };
 
-}  // namespace et::server::kserve
+}  // namespace et::server

@@ -1,4 +1,4 @@
-#include "server/grpc_service.h"
+#include "server/transport/grpc/et_service.h"
 
 #include <spdlog/spdlog.h>
 

@@ -20,18 +20,18 @@
 #include "proto/spawn_lock.h"
 #include "runtime/printable.h"
 #include "runtime/thread_pool.h"
-#include "server/activation.h"
-#include "server/fd_channel.h"
-#include "server/grpc_service.h"
-#include "server/health_check.h"
-#include "server/health_service.h"
+#include "server/daemon/activation.h"
+#include "server/daemon/daemon_metrics.h"
+#include "server/daemon/health_check.h"
+#include "server/daemon/log_format.h"
+#include "server/daemon/options.h"
+#include "server/daemon/unix_socket.h"
 #include "server/kserve/server.h"
-#include "server/log_format.h"
-#include "server/metrics/daemon_metrics.h"
 #include "server/metrics/exporter.h"
-#include "server/options.h"
-#include "server/tcp_credentials.h"
-#include "server/unix_socket.h"
+#include "server/transport/grpc/et_service.h"
+#include "server/transport/grpc/health_service.h"
+#include "server/transport/grpc/tcp_credentials.h"
+#include "server/transport/ring/fd_socket.h"
 
 namespace {
 
@@ -145,13 +145,13 @@ int run(const et::server::Options& o, int ready_fd) {
   // them to gRPC. systemd's socket when socket-activated.
   auto opened_local =
       activated->grpc >= 0
-          ? kserve::Listener::adopt(activated->grpc, "unix:" + o.socket, o.limits.max_sessions + 64)
-          : kserve::Listener::open("unix:" + o.socket, o.limits.max_sessions + 64);
+          ? Listener::adopt(activated->grpc, "unix:" + o.socket, o.limits.max_sessions + 64)
+          : Listener::open("unix:" + o.socket, o.limits.max_sessions + 64);
   if (!opened_local.ok()) {
     spdlog::error("{}", opened_local.status().message());
     return 1;
   }
-  std::unique_ptr<kserve::Listener> local = std::move(opened_local).value();
+  std::unique_ptr<Listener> local = std::move(opened_local).value();
   local->set_name("unix:" + o.socket);
   if (activated->grpc < 0) local->keep_file();  // removed at the end, only if still ours
   if (o.limits.socket_group >= 0) {
@@ -211,7 +211,7 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   // On every way out from here, no connection is handed to a server already gone.
   struct StopAccepting {
-    kserve::Listener& listener;
+    Listener& listener;
     ~StopAccepting() { listener.stop(); }
   } stop_accepting{*local};
   spdlog::info(
@@ -311,7 +311,7 @@ int run(const et::server::Options& o, int ready_fd) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The sandboxed child that tries a program first (--vet, server/vetting.h).
+  // The sandboxed child that tries a program first (--vet, server/core/vetting/vetting.h).
   if (argc >= 2 && std::string_view(argv[1]) == "--vet-child") {
     // _exit: no exit handlers (a leak checker's would need what the sandbox forbids).
     _exit(et::server::vet_child_main(argc, argv));

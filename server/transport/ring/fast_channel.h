@@ -23,7 +23,7 @@
 
 #include "proto/fast_path.h"
 #include "runtime/status.h"
-#include "server/segment.h"
+#include "server/core/segment.h"
 
 namespace et::server {
 

@@ -1,4 +1,4 @@
-#include "server/kserve/listener.h"
+#include "server/transport/listener.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -26,9 +26,9 @@
 #include <string_view>
 
 #include "proto/socket_trust.h"
-#include "server/unix_socket.h"
+#include "server/daemon/unix_socket.h"
 
-namespace et::server::kserve {
+namespace et::server {
 namespace {
 
 // A socket address as /proc/net/tcp{,6} writes it: the address's 32-bit words as
@@ -533,4 +533,4 @@ std::chrono::steady_clock::duration Listener::idle_for() const {
   return std::chrono::steady_clock::now() - idle_since_;
 }
 
-}  // namespace et::server::kserve
+}  // namespace et::server

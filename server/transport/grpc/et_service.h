@@ -12,8 +12,8 @@
 
 #include "et_serverd.grpc.pb.h"
 #include "port/mutex.h"
-#include "server/kserve/listener.h"
 #include "server/transport/etproto/et_protocol.h"
+#include "server/transport/listener.h"
 
 namespace et::server {
 
@@ -24,7 +24,7 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
  public:
   // `local`: the listener of the daemon's Unix socket, which knows each connection's
   // uid (null: every caller counts as remote).
-  explicit GrpcService(EtProtocol& protocol, const kserve::Listener* local = nullptr)
+  explicit GrpcService(EtProtocol& protocol, const Listener* local = nullptr)
       : protocol_(protocol), core_(protocol.core()), local_(local) {}
 
   // Ends every open session stream (shutdown): their OpenSession calls return.
@@ -84,7 +84,7 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
 
   EtProtocol& protocol_;
   Core& core_;
-  const kserve::Listener* local_;
+  const Listener* local_;
   Mutex mu_;
   std::condition_variable idle_;
   std::map<uint64_t, grpc::ServerContext*> open_streams_ ET_GUARDED_BY(mu_);

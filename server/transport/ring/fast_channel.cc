@@ -1,4 +1,4 @@
-#include "server/fast_channel.h"
+#include "server/transport/ring/fast_channel.h"
 
 #include <fmt/format.h>
 #include <sys/prctl.h>

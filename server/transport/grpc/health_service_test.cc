@@ -1,4 +1,4 @@
-#include "server/health_service.h"
+#include "server/transport/grpc/health_service.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
