@@ -349,7 +349,7 @@ TEST_F(ServiceLimitsTest, M4_AClientThatNeverReadsCannotStallTheDescriptorSocket
   char dir[] = "/tmp/et-limits-test-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/s.fd";
-  auto channel = FdChannel::start(path, *et_);
+  auto channel = FdSocket::start(path, *et_);
   ASSERT_TRUE(channel.ok()) << channel.status().to_string();
   auto connect_to = [&] {
     const int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);

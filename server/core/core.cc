@@ -12,8 +12,7 @@ namespace et::server {
 
 const char* Core::version() { return "0.1.0"; }
 
-Core::Core(ServiceLimits limits, std::string fd_socket_path)
-    : limits_(limits), fd_socket_path_(std::move(fd_socket_path)), instance_(random_token()) {
+Core::Core(ServiceLimits limits) : limits_(limits), instance_(random_token()) {
   if (limits_.max_concurrent_runs == 0)
     limits_.max_concurrent_runs = ThreadPool::global().threads();
   registry_.set_keep_warm(limits_.keep_programs, limits_.keep_programs_bytes);

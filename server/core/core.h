@@ -30,7 +30,6 @@
 #include "server/core/session.h"
 #include "server/core/vetting/vetting.h"
 #include "server/metrics/metrics.h"
-#include "server/transport/ring/fast_channel.h"
 
 namespace et::server {
 struct ServiceLimits {
@@ -57,10 +56,6 @@ struct ServiceLimits {
   uint64_t max_program_bytes_per_session = uint64_t{8} << 30;
   size_t max_methods_per_session = 256;
   size_t max_calls_per_session = 32;
-  // Fast-path channels (docs/fast_path.md): each is served by a thread of its own.
-  size_t max_fast_channels = 512;
-  size_t max_fast_channels_per_session = 64;
-  FastChannelTiming fast_path_timing;
   // --idle-exit: the daemon exits after this long with no session (0: never).
   std::chrono::seconds idle_exit{0};
   // --keep-programs-seconds / --keep-programs-bytes: programs stay loaded this long
@@ -68,7 +63,6 @@ struct ServiceLimits {
   // keep_warm): the next process to load one finds it ready.
   std::chrono::seconds keep_programs{300};
   uint64_t keep_programs_bytes = uint64_t{1} << 30;
-  bool fast_path = true;  // false: channels are refused and sessions offer none
   // --socket-group: local users the daemon serves besides its own and root (-1: none).
   int64_t socket_group = -1;
 };
@@ -106,13 +100,10 @@ struct DaemonCounts {
 
 class Core {
  public:
-  explicit Core(ServiceLimits limits, std::string fd_socket_path = "");
+  explicit Core(ServiceLimits limits);
   ~Core();
 
   ProgramRegistry& registry() { return registry_; }
-  const std::string& fd_socket_path() const { return fd_socket_path_; }
-  // Whether sessions are offered the fast path (docs/fast_path.md).
-  bool offers_fast_path() const { return limits_.fast_path && !fd_socket_path_.empty(); }
   static const char* version();
   // Random, new at each start of the daemon (SessionServerMessage.daemon_instance).
   const std::string& instance() const { return instance_; }
@@ -203,14 +194,19 @@ class Core {
     return limits_.request_deadline + limits_.execution_deadline;
   }
 
-  // Opens a fast-path channel for the session over `memfd` (docs/fast_path.md), served
-  // until the session ends or `link` (the client's connection, owned from now on) is
-  // shut down, answering each request with `handler` (which names the session itself);
-  // `channel` receives it (for the caller to stop it when the link closes). Takes
-  // ownership of both descriptors in every case. ResourceExhausted at max_fast_channels
-  // (per session or in all); NotSupported with --no-fast-path.
-  Status open_fast_channel(const std::string& token, int memfd, int link,
-                           FastChannel::Handler handler, std::weak_ptr<FastChannel>& channel);
+  // ---- Attachments (what a transport runs per session: fast-path channels) ----
+  // The session for a call of `token`: Unavailable while the daemon shuts down,
+  // Unauthenticated when no session has the token. Notes it in the call's metrics scope.
+  Result<std::shared_ptr<Session>> session(std::string_view token) const {
+    return session_for(token);
+  }
+  // Builds, under the session's lock, what `open` makes of the session (given how many
+  // attachments the session and the daemon have live; `on_finished` must run once, on
+  // the attachment's thread as it ends), and attaches it: the session's closing stops
+  // and joins it. Errors: Unauthenticated once the session closed; `open`'s.
+  using AttachmentOpener = std::function<Result<std::shared_ptr<SessionAttachment>>(
+      Session& s, size_t in_session, size_t in_all, std::function<void()> on_finished)>;
+  Status attach(Session& s, const AttachmentOpener& open);
 
   // Housekeeping the daemon's main loop runs now and then: lets go of programs kept
   // warm for longer than keep_programs.
@@ -239,9 +235,9 @@ class Core {
   const ServiceLimits& limits() const { return limits_; }
   // The calls' metrics (transports open a metrics::CallScope on it for each call).
   metrics::Metrics& metrics() { return metrics_; }
-  // Open sessions, and fast-path channels (the metrics page).
+  // Open sessions, and live attachments (fast-path channels: the metrics page).
   size_t session_count() const;
-  size_t fast_channel_count() const { return fast_channels_.load(); }
+  size_t attachment_count() const { return attachments_.load(); }
   DaemonCounts counts() const;
 
  private:
@@ -268,9 +264,9 @@ class Core {
   Status prepare_outputs(MethodSlot& slot);
   // Executes the slot's method (the execution deadline; `cancelled` stops it).
   Status execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& ns);
-  // Forgets the channels of every session whose threads have ended (their links
-  // closed): they count against the limits until then.
-  void reap_fast_channels();
+  // Forgets the attachments of every session whose threads have ended (fast-path
+  // channels whose links closed): they count against the limits until then.
+  void reap_attachments();
   // Counts a call of `s` for its duration; ResourceExhausted at max_calls_per_session.
   class CallCount;
   // Counts a program load of a session for ServerStatus (nothing when `attached`: the
@@ -281,7 +277,6 @@ class Core {
 
   ServiceLimits limits_;
   metrics::Metrics metrics_;
-  std::string fd_socket_path_;
   ProgramRegistry registry_;
   std::atomic<bool> shutting_down_{false};
   std::atomic<bool> ready_{false};
@@ -295,8 +290,8 @@ class Core {
   uint64_t next_session_ ET_GUARDED_BY(mu_) = 1;
   std::chrono::steady_clock::time_point idle_since_ ET_GUARDED_BY(mu_) = started_;
 
-  // Live fast-path channels of all sessions (their threads).
-  std::atomic<size_t> fast_channels_{0};
+  // Live attachments of all sessions (their threads).
+  std::atomic<size_t> attachments_{0};
 
   // Counts for ServerStatus: executes run, and programs loaded into a session (shared:
   // the daemon had the program loaded already, for another session or preloaded).

@@ -22,7 +22,6 @@
 #include "server/core/program_registry.h"
 #include "server/core/segment.h"
 #include "server/metrics/metrics.h"
-#include "server/transport/ring/fast_channel.h"
 
 namespace et::server {
 
@@ -78,6 +77,17 @@ struct MethodSlot {
   }
 };
 
+// What a transport attaches to a session and runs on a thread of its own (a fast-path
+// channel): stopped when the session closes, joined once the session's method calls are
+// done, and forgotten once finished.
+class SessionAttachment {
+ public:
+  virtual ~SessionAttachment() = default;
+  virtual void stop() = 0;            // non-blocking; a call being served finishes
+  virtual void join() = 0;            // waits for its thread; not from that thread
+  virtual bool finished() const = 0;  // its thread has returned
+};
+
 // Who opens a session: a process on this machine (its uid and pid from the Unix
 // socket, SO_PEERCRED) or a TCP peer (`local` false).
 struct SessionOwner {
@@ -102,7 +112,7 @@ struct Session {
   uint64_t program_bytes ET_GUARDED_BY(mu) = 0;  // the size of every program held
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods ET_GUARDED_BY(mu);
   std::map<uint64_t, std::shared_ptr<Segment>> segments ET_GUARDED_BY(mu);
-  std::vector<std::shared_ptr<FastChannel>> channels ET_GUARDED_BY(mu);
+  std::vector<std::shared_ptr<SessionAttachment>> attachments ET_GUARDED_BY(mu);
   // Bytes of this session's segments still mapped: registered ones, and dropped ones
   // that a bound input still holds. Counted by the segments themselves.
   std::shared_ptr<std::atomic<uint64_t>> mapped_bytes = std::make_shared<std::atomic<uint64_t>>(0);

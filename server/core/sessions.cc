@@ -90,7 +90,7 @@ void Core::close_session(const std::shared_ptr<Session>& s) {
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;
   std::map<uint64_t, std::shared_ptr<Segment>> segments;
   std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;
-  std::vector<std::shared_ptr<FastChannel>> channels;
+  std::vector<std::shared_ptr<SessionAttachment>> attachments;
   s->cancelled = true;  // running executes stop at their next instruction
   {
     MutexLock lock(s->mu);
@@ -99,10 +99,10 @@ void Core::close_session(const std::shared_ptr<Session>& s) {
     methods.swap(s->methods);
     segments.swap(s->segments);
     programs.swap(s->programs);
-    channels.swap(s->channels);
+    attachments.swap(s->attachments);
   }
-  // Channels take no new request; one being answered finishes below with its method.
-  for (auto& channel : channels) channel->stop();
+  // Attachments take no new call; one being answered finishes below with its method.
+  for (auto& attachment : attachments) attachment->stop();
   // Wait for running calls of the session's methods, then free them.
   for (auto& entry : methods) {
     MethodSlot& slot = *entry.second;
@@ -111,13 +111,13 @@ void Core::close_session(const std::shared_ptr<Session>& s) {
       slot.inputs.clear();
     });
   }
-  for (auto& channel : channels) channel->join();  // each uncounts itself as it ends
+  for (auto& attachment : attachments) attachment->join();  // each uncounts itself as it ends
   for (auto& [id, program] : programs) registry_.keep_warm(program);
   registry_.forget_asker(s->number);
   spdlog::info(
       "session {} closed: released {} method(s), {} segment(s), {} program(s), {} fast-path "
       "channel(s)",
-      s->number, methods.size(), segments.size(), programs.size(), channels.size());
+      s->number, methods.size(), segments.size(), programs.size(), attachments.size());
 }
 
 Result<std::shared_ptr<Session>> Core::find_session(std::string_view token) const {

@@ -19,7 +19,7 @@ void add_daemon_metrics(Core& core, const repository::ProgramRepository* program
     write_metric(out, "et_serverd_sessions", "gauge", "Sessions open (the daemon's protocol).",
                  static_cast<double>(core.session_count()));
     write_metric(out, "et_serverd_fast_channels", "gauge", "Fast-path channels open.",
-                 static_cast<double>(core.fast_channel_count()));
+                 static_cast<double>(core.attachment_count()));
     write_metric(out, "et_serverd_programs", "gauge",
                  "Distinct programs loaded (each held once, whoever uses it).",
                  static_cast<double>(core.registry().size()));

@@ -113,7 +113,7 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   ServiceLimits limits = o.limits;
   limits.vet_binary = "/proc/self/exe";  // the child runs this very binary, even if replaced
-  Core core(limits, o.socket + ".fd");
+  Core core(limits);
   EtProtocol et_protocol(core);  // the et protocol, over gRPC and the fast path
   // The model repository is read once the daemon listens (health answers NOT_SERVING
   // meanwhile, and sessions asking for a preloaded name wait for it).
@@ -132,12 +132,11 @@ int run(const et::server::Options& o, int ready_fd) {
       return 1;
     }
   }
-  auto fd_channel =
-      activated->fd >= 0
-          ? et::Result<std::unique_ptr<FdChannel>>(FdChannel::adopt(activated->fd, et_protocol))
-          : FdChannel::start(o.socket + ".fd", et_protocol);
-  if (!fd_channel.ok()) {
-    spdlog::error("{}", fd_channel.status().message());
+  auto fd_socket = activated->fd >= 0 ? et::Result<std::unique_ptr<FdSocket>>(FdSocket::adopt(
+                                            activated->fd, et_protocol, o.fast_path))
+                                      : FdSocket::start(o.socket + ".fd", et_protocol, o.fast_path);
+  if (!fd_socket.ok()) {
+    spdlog::error("{}", fd_socket.status().message());
     return 1;
   }
   // The Unix socket: the daemon accepts its connections itself, learning each one's uid
@@ -171,7 +170,7 @@ int run(const et::server::Options& o, int ready_fd) {
     spdlog::error("{}", credentials.status().message());
     return 1;
   }
-  GrpcService service(et_protocol, local.get());
+  GrpcService service(et_protocol, local.get(), {o.socket + ".fd", o.fast_path.enabled});
   // gRPC's standard health service (grpc.health.v1: `et-serverd --check`,
   // grpc_health_probe) and server reflection (grpcurl) on every gRPC server the daemon
   // runs. Health answers NOT_SERVING until the model repository has loaded what it
@@ -299,7 +298,7 @@ int run(const et::server::Options& o, int ready_fd) {
   }
   server->Shutdown(std::chrono::system_clock::now());
   server->Wait();
-  fd_channel->reset();
+  fd_socket->reset();
   if (struct stat now{}; have_bound && stat(o.socket.c_str(), &now) == 0 &&
                          now.st_dev == bound.st_dev && now.st_ino == bound.st_ino) {
     std::remove(o.socket.c_str());

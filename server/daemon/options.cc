@@ -188,7 +188,7 @@ Result<Options> parse_options(int argc, char** argv) {
       continue;
     }
     if (flag == "--no-fast-path") {
-      o.limits.fast_path = false;
+      o.fast_path.enabled = false;
       continue;
     }
     if (i + 1 >= argc) return invalid_argument(fmt::format("{} needs a value (see --help)", flag));
@@ -291,15 +291,13 @@ Result<Options> parse_options(int argc, char** argv) {
       } else if (flag == "--max-streams-per-connection") {
         o.connections.max_streams = static_cast<int>(std::clamp<uint64_t>(n, 1, INT32_MAX));
       } else if (flag == "--max-fast-channels") {
-        o.limits.max_fast_channels = n;
+        o.fast_path.max_channels = n;
       } else if (flag == "--max-fast-channels-per-session") {
-        o.limits.max_fast_channels_per_session = n;
+        o.fast_path.max_channels_per_session = n;
       } else if (flag == "--fast-path-spin-us") {
-        o.limits.fast_path_timing.spin =
-            std::chrono::microseconds(std::min<uint64_t>(n, 1'000'000));
+        o.fast_path.timing.spin = std::chrono::microseconds(std::min<uint64_t>(n, 1'000'000));
       } else if (flag == "--fast-path-wake-ahead-us") {
-        o.limits.fast_path_timing.wake_ahead =
-            std::chrono::microseconds(std::min<uint64_t>(n, 10'000));
+        o.fast_path.timing.wake_ahead = std::chrono::microseconds(std::min<uint64_t>(n, 10'000));
       } else if (flag == "--shutdown-grace-ms") {
         o.shutdown_grace_ms = static_cast<int>(n);
       } else if (flag == "--keep-programs-seconds") {

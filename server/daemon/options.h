@@ -9,6 +9,7 @@
 #include "server/kserve/server.h"
 #include "server/repository/program_repository.h"
 #include "server/transport/grpc/connection_limits.h"
+#include "server/transport/ring/channels.h"
 
 namespace et::server {
 
@@ -32,6 +33,7 @@ struct Options {
   // daemon listens (exit 0) or has failed to start (exit 1, the reason in its log).
   bool detach = false;
   ServiceLimits limits;
+  FastPathOptions fast_path;
   ConnectionLimits connections;  // --keepalive-ms, --keepalive-timeout-ms, --max-streams-...
   kserve::KServeOptions kserve;  // --kserve-*: off while grpc_address is empty
   bool check = false;            // --check [ADDRESS]: ask a running daemon's health, exit

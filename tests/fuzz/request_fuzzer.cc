@@ -27,8 +27,8 @@
 #include "proto/fast_path.h"
 #include "server/core/core.h"
 #include "server/transport/etproto/et_protocol.h"
+#include "server/transport/ring/channels.h"
 #include "server/transport/ring/fd_socket.h"
-#include "server/transport/ring/ring_calls.h"
 #include "tests/support/eventually.h"
 
 namespace {
@@ -39,7 +39,7 @@ using et::server::Core;
 struct World {
   std::unique_ptr<Core> core;
   std::unique_ptr<et::server::EtProtocol> et;
-  std::unique_ptr<et::server::FdChannel> fd_channel;
+  std::unique_ptr<et::server::FdSocket> fd_channel;
   std::string fd_path;
   std::shared_ptr<et::server::Session> session;
   std::vector<uint64_t> programs, methods;
@@ -99,10 +99,8 @@ World& world() {
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0) {
       void* base = mmap(nullptr, out->channel_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring, 0);
       if (base != MAP_FAILED &&
-          out->core
-              ->open_fast_channel(out->session->token, dup(ring), pair[1],
-                                  et::server::ring_call_handler(*out->et, out->session->token),
-                                  out->fast)
+          et::server::open_fast_channel(*out->core, {}, *out->et, out->session->token, dup(ring),
+                                        pair[1], out->fast)
               .ok()) {
         out->channel = static_cast<uint8_t*>(base);
         out->link = pair[0];
@@ -113,7 +111,7 @@ World& world() {
     char dir[] = "/tmp/et-request-fuzzer-XXXXXX";
     if (mkdtemp(dir) != nullptr) {
       out->fd_path = std::string(dir) + "/s.fd";
-      auto channel = et::server::FdChannel::start(out->fd_path, *out->core);
+      auto channel = et::server::FdSocket::start(out->fd_path, *out->core);
       if (channel.ok()) out->fd_channel = std::move(channel).value();
     }
     return out;

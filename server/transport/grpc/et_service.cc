@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "proto/fast_path.h"
 #include "proto/protocol_version.h"
 #include "proto/socket_trust.h"
 #include "runtime/exceptions.h"
@@ -62,9 +63,11 @@ grpc::Status GrpcService::OpenSession(
   pb::SessionServerMessage welcome;
   welcome.set_session(session->token);
   welcome.set_session_number(session->number);
-  welcome.set_fd_socket(core_.fd_socket_path());
+  welcome.set_fd_socket(offer_.fd_socket);
   welcome.set_server_version(core_.version());
-  if (core_.offers_fast_path()) welcome.set_fast_path_version(etserver::kFastPathVersion);
+  if (offer_.fast_path && !offer_.fd_socket.empty()) {
+    welcome.set_fast_path_version(etserver::kFastPathVersion);
+  }
   welcome.set_protocol_version(etserver::kProtocolVersion);
   welcome.set_daemon_instance(core_.instance());
   grpc::Status ended = grpc::Status::OK;

@@ -20,12 +20,19 @@ namespace et::server {
 // `status` as gRPC's (its code from rpc_code()).
 grpc::Status to_grpc(const Status& status);
 
+// What a session's first message offers besides gRPC.
+struct SessionOffer {
+  std::string fd_socket;   // the descriptor socket's path (segments, program files)
+  bool fast_path = false;  // channels through it (docs/fast_path.md)
+};
+
 class GrpcService final : public ::etserver::v1::EtServer::Service {
  public:
   // `local`: the listener of the daemon's Unix socket, which knows each connection's
   // uid (null: every caller counts as remote).
-  explicit GrpcService(EtProtocol& protocol, const Listener* local = nullptr)
-      : protocol_(protocol), core_(protocol.core()), local_(local) {}
+  explicit GrpcService(EtProtocol& protocol, const Listener* local = nullptr,
+                       SessionOffer offer = {})
+      : protocol_(protocol), core_(protocol.core()), local_(local), offer_(std::move(offer)) {}
 
   // Ends every open session stream (shutdown): their OpenSession calls return.
   void cancel_sessions();
@@ -85,6 +92,7 @@ class GrpcService final : public ::etserver::v1::EtServer::Service {
   EtProtocol& protocol_;
   Core& core_;
   const Listener* local_;
+  const SessionOffer offer_;
   Mutex mu_;
   std::condition_variable idle_;
   std::map<uint64_t, grpc::ServerContext*> open_streams_ ET_GUARDED_BY(mu_);

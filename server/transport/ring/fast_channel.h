@@ -24,6 +24,7 @@
 #include "proto/fast_path.h"
 #include "runtime/status.h"
 #include "server/core/segment.h"
+#include "server/core/session.h"
 
 namespace et::server {
 
@@ -35,7 +36,7 @@ struct FastChannelTiming {
   std::chrono::microseconds wake_ahead{150};
 };
 
-class FastChannel {
+class FastChannel final : public SessionAttachment {
  public:
   // Answers one request: fills `reply` with the response message and returns its gRPC
   // status code (0 OK; else `reply` is the error message). Must not throw.
@@ -57,13 +58,13 @@ class FastChannel {
 
   // Stops serving (a request being handled finishes first) and shuts the link down.
   // Non-blocking.
-  void stop();
+  void stop() override;
   // True once the serving thread has returned.
-  bool finished() const { return finished_; }
+  bool finished() const override { return finished_; }
   // Waits for the serving thread. REQUIRES: not called on that thread.
-  void join();
+  void join() override;
 
-  ~FastChannel();  // stop() and join()
+  ~FastChannel() override;  // stop() and join()
   FastChannel(const FastChannel&) = delete;
   FastChannel& operator=(const FastChannel&) = delete;
 

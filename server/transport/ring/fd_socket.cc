@@ -16,7 +16,6 @@
 #include "proto/socket_trust.h"
 #include "runtime/exceptions.h"
 #include "server/daemon/unix_socket.h"
-#include "server/transport/ring/ring_calls.h"
 
 namespace et::server {
 
@@ -50,7 +49,8 @@ bool send_reply(int conn, const Status& status, uint64_t id) {
 
 }  // namespace
 
-Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, EtProtocol& protocol) {
+Result<std::unique_ptr<FdSocket>> FdSocket::start(const std::string& path, EtProtocol& protocol,
+                                                  FastPathOptions fast_path) {
   ET_RETURN_IF_ERROR(claim_socket_path(path));
   const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0) return io_error(fmt::format("socket: {}", std::strerror(errno)));
@@ -66,20 +66,25 @@ Result<std::unique_ptr<FdChannel>> FdChannel::start(const std::string& path, EtP
     close(fd);
     return io_error(fmt::format("cannot listen on {}: {}", path, std::strerror(err)));
   }
-  return std::unique_ptr<FdChannel>(new FdChannel(fd, path, protocol));
+  return std::unique_ptr<FdSocket>(new FdSocket(fd, path, protocol, fast_path));
 }
 
-std::unique_ptr<FdChannel> FdChannel::adopt(int listen_fd, EtProtocol& protocol) {
-  return std::unique_ptr<FdChannel>(new FdChannel(listen_fd, "", protocol));
+std::unique_ptr<FdSocket> FdSocket::adopt(int listen_fd, EtProtocol& protocol,
+                                          FastPathOptions fast_path) {
+  return std::unique_ptr<FdSocket>(new FdSocket(listen_fd, "", protocol, fast_path));
 }
 
-FdChannel::FdChannel(int listen_fd, std::string path, EtProtocol& protocol)
-    : listen_fd_(listen_fd), path_(std::move(path)), protocol_(protocol), core_(protocol.core()) {
+FdSocket::FdSocket(int listen_fd, std::string path, EtProtocol& protocol, FastPathOptions fast_path)
+    : listen_fd_(listen_fd),
+      path_(std::move(path)),
+      protocol_(protocol),
+      core_(protocol.core()),
+      fast_path_(fast_path) {
   if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   thread_ = std::thread([this] { serve(); });
 }
 
-FdChannel::~FdChannel() {
+FdSocket::~FdSocket() {
   if (wake_[1] >= 0) (void)write(wake_[1], "x", 1);
   if (thread_.joinable()) thread_.join();
   {
@@ -93,7 +98,7 @@ FdChannel::~FdChannel() {
   if (!path_.empty()) unlink(path_.c_str());
 }
 
-bool FdChannel::open_fast_channel(int conn, const std::string& token, int memfd) {
+bool FdSocket::open_fast_channel(int conn, const std::string& token, int memfd) {
   // The channel keeps a duplicate of the connection: shutting it down tells the client
   // the channel ended; the client closing it (or dying) ends the channel (handle()).
   const int link = fcntl(conn, F_DUPFD_CLOEXEC, 0);
@@ -103,8 +108,7 @@ bool FdChannel::open_fast_channel(int conn, const std::string& token, int memfd)
   }
   std::weak_ptr<FastChannel> channel;
   Status opened = catch_exceptions("descriptor socket: ", [&] {
-    return core_.open_fast_channel(token, memfd, link, ring_call_handler(protocol_, token),
-                                   channel);
+    return et::server::open_fast_channel(core_, fast_path_, protocol_, token, memfd, link, channel);
   });
   const auto deadline = static_cast<uint64_t>(core_.call_deadline().count());
   if (!send_reply(conn, opened, opened.ok() ? deadline : 0)) {
@@ -116,7 +120,7 @@ bool FdChannel::open_fast_channel(int conn, const std::string& token, int memfd)
 }
 
 // Reads one request and the descriptor with it; replies. False when the peer is gone.
-bool FdChannel::handle(int conn) {
+bool FdSocket::handle(int conn) {
   if (auto link = links_.find(conn); link != links_.end()) {
     // A channel's link carries nothing after its opening: any event ends the channel.
     if (auto channel = link->second.lock()) channel->stop();
@@ -177,7 +181,7 @@ bool FdChannel::handle(int conn) {
   return send_reply(conn, id.status(), id.ok() ? *id : 0);
 }
 
-bool FdChannel::start_program_load(int conn, const std::string& token, int fd) {
+bool FdSocket::start_program_load(int conn, const std::string& token, int fd) {
   // Reading and verifying a program takes a while (up to --max-program-bytes); it runs
   // on a thread of its own, answering on a duplicate of the connection, so segment
   // registrations of every other client go on meanwhile.
@@ -209,7 +213,7 @@ bool FdChannel::start_program_load(int conn, const std::string& token, int fd) {
   return true;
 }
 
-void FdChannel::serve() {
+void FdSocket::serve() {
   std::vector<pollfd> fds = {{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
   bool resting = false;  // the listener is left out of poll() after EMFILE
   for (;;) {

@@ -15,22 +15,25 @@
 #include "proto/fd_protocol.h"
 #include "runtime/status.h"
 #include "server/transport/etproto/et_protocol.h"
+#include "server/transport/ring/channels.h"
 
 namespace et::server {
 
-class FdChannel {
+class FdSocket {
  public:
   // Binds `path` (replacing a stale socket file), and serves it on a thread.
-  static Result<std::unique_ptr<FdChannel>> start(const std::string& path, EtProtocol& protocol);
+  static Result<std::unique_ptr<FdSocket>> start(const std::string& path, EtProtocol& protocol,
+                                                 FastPathOptions fast_path = {});
   // Serves `listen_fd`, a listening SOCK_SEQPACKET socket made by someone else (systemd's
   // socket activation), owned from now on; its file is left in place.
-  static std::unique_ptr<FdChannel> adopt(int listen_fd, EtProtocol& protocol);
+  static std::unique_ptr<FdSocket> adopt(int listen_fd, EtProtocol& protocol,
+                                         FastPathOptions fast_path = {});
   // Stops serving, waits for program loads in flight, and removes the socket file (one
   // it bound).
-  ~FdChannel();
+  ~FdSocket();
 
  private:
-  FdChannel(int listen_fd, std::string path, EtProtocol& protocol);
+  FdSocket(int listen_fd, std::string path, EtProtocol& protocol, FastPathOptions fast_path);
   void serve();
   // Reads one request and the descriptor with it; replies. False when the peer is gone
   // or does not read its replies (it is then dropped).
@@ -43,6 +46,7 @@ class FdChannel {
   std::string path_;
   EtProtocol& protocol_;  // what fast-path channels answer with
   Core& core_;
+  const FastPathOptions fast_path_;
   std::thread thread_;
   // Connections that are fast-path channels' links, and their channels (serve() only).
   std::map<int, std::weak_ptr<FastChannel>> links_;
