@@ -190,6 +190,29 @@ TEST_F(ServiceLimitsTest, M3_SegmentsHoldNoDescriptorAndDroppedOnesCountWhileMap
 }
 
 // M8: a hugetlbfs memfd (holes punched in it SIGBUS the daemon) is refused.
+// An input's sizes are bounded before any byte is looked at: each fits the runtime's
+// 32-bit sizes, and together they hold at most 2^40 elements (the same check as KServe's).
+TEST_F(ServiceLimitsTest, InputShapesAreBoundedBeforeTheirBytes) {
+  start({});
+  const uint64_t method =
+      load_method(session_, *load_program(session_, identity_program())).value();
+  pb::Value huge = inline_input();
+  huge.mutable_tensor()->clear_sizes();
+  for (int64_t s : {int64_t{1} << 20, int64_t{1} << 20, int64_t{2}}) {
+    huge.mutable_tensor()->add_sizes(s);
+  }
+  Status s = run(session_, method, {huge});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("inputs[0]: sizes [1048576, 1048576, 2] hold more than 2^40 "
+                             "elements"),
+            std::string::npos)
+      << s.to_string();
+  pb::Value wide = inline_input();
+  wide.mutable_tensor()->set_sizes(0, int64_t{1} << 31);
+  s = run(session_, method, {wide});
+  EXPECT_NE(s.message().find("size 2147483648 does not fit"), std::string::npos) << s.to_string();
+}
+
 TEST_F(ServiceLimitsTest, M8_HugePageMemfdsAreRefused) {
   start({});
   const int fd = sealed_memfd(size_t{2} << 20, MFD_HUGETLB);

@@ -166,19 +166,14 @@ Result<uint64_t> element_count(const TensorSpec& spec,
                                         shape_string(std::span<const int64_t>(spec.max_shape))));
     }
   }
-  uint64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0 || d > INT32_MAX) {
-      return bad(spec.name, fmt::format("dim {} is not a size (0 to 2^31-1); give the actual "
-                                        "shape, -1 is only for metadata",
-                                        d));
-    }
-    if (d != 0 && n > (uint64_t{1} << 40) / static_cast<uint64_t>(d)) {
-      return bad(spec.name, "the shape has too many elements");
-    }
-    n *= static_cast<uint64_t>(d);
+  const ElementCount count = count_elements(given);
+  if (count.bad_size) {
+    return bad(spec.name, fmt::format("dim {} is not a size (0 to 2^31-1); give the actual "
+                                      "shape, -1 is only for metadata",
+                                      *count.bad_size));
   }
-  return n;
+  if (count.too_many) return bad(spec.name, "the shape has too many elements");
+  return count.elements;
 }
 
 DecodedInput as_input(const TensorSpec& spec, std::vector<uint8_t> bytes,

@@ -156,15 +156,16 @@ Status decode_input(size_t index, const pb::Value& in, const SegmentLookup& segm
                     index, pb::Device_Name(t.device())));
   }
   out.sizes.assign(t.sizes().begin(), t.sizes().end());
-  uint64_t numel = 1;
-  for (int64_t s : out.sizes) {
-    if (s < 0 || s > INT32_MAX) {
-      return bad_input(index, fmt::format("size {} does not fit the runtime's 32-bit sizes", s));
-    }
-    numel = s == 0 ? 0
-                   : (numel > (uint64_t{1} << 40) / static_cast<uint64_t>(s) ? uint64_t{1} << 41
-                                                                             : numel * s);
+  const ElementCount count = count_elements(out.sizes);
+  if (count.bad_size) {
+    return bad_input(
+        index, fmt::format("size {} does not fit the runtime's 32-bit sizes", *count.bad_size));
   }
+  if (count.too_many) {
+    return bad_input(index, fmt::format("sizes {} hold more than 2^40 elements",
+                                        shape_string(std::span<const int64_t>(out.sizes))));
+  }
+  const uint64_t numel = count.elements;
   if (t.strides_size() && t.dim_order_size()) {
     return bad_input(index, "give strides or dim_order, not both");
   }
