@@ -455,6 +455,19 @@ struct MethodCalls {
     }
   }
 
+  // Starts `req` (a Run or SetInputs request) for the method `handle` of the session
+  // `token`: `inputs` encoded, the memory they point into kept in `held` until the call
+  // has been answered.
+  template <typename Req>
+  Status begin(Req& req, const std::string& token, uint64_t handle, Arena& arena,
+               const MethodMeta& meta, const std::vector<Input>& inputs) {
+    req.Clear();
+    req.set_session(token);
+    req.set_method_handle(handle);
+    held.clear();
+    return Wire::encode_inputs(arena, meta, inputs, *req.mutable_inputs(), held);
+  }
+
   // Sends `req` over the fast path when there is one and it fits, else with `rpc`.
   template <typename Req, typename Resp, typename Rpc>
   Status send(etserver::FastCall kind, const Req& req, Resp& resp, Rpc&& rpc) {
@@ -544,12 +557,7 @@ Status Method::run(const std::vector<Input>& inputs, std::vector<SharedTensor>* 
   return call([&](const Session& session) -> Status {
     MethodCalls& c = *calls_;
     pb::RunRequest& req = c.run_request;
-    req.Clear();
-    req.set_session(session.token);
-    req.set_method_handle(handle_);
-    c.held.clear();
-    Status encoded =
-        Wire::encode_inputs(client_->arena(), meta_, inputs, *req.mutable_inputs(), c.held);
+    Status encoded = c.begin(req, session.token, handle_, client_->arena(), meta_, inputs);
     if (!encoded.ok()) return encoded;
     OutputSlots outs;
     if (into) {
@@ -610,12 +618,7 @@ Status Method::set_inputs(const std::vector<Input>& inputs) {
   return call([&](const Session& session) -> Status {
     MethodCalls& c = *calls_;
     pb::SetInputsRequest& req = c.set_request;
-    req.Clear();
-    req.set_session(session.token);
-    req.set_method_handle(handle_);
-    c.held.clear();
-    Status encoded =
-        Wire::encode_inputs(client_->arena(), meta_, inputs, *req.mutable_inputs(), c.held);
+    Status encoded = c.begin(req, session.token, handle_, client_->arena(), meta_, inputs);
     if (!encoded.ok()) return encoded;
     Status sent =
         c.send(etserver::FastCall::kSetInputs, req, c.set_response,
