@@ -38,8 +38,8 @@ bool bytes_keep_meaning(const Graph& graph, const GraphNode& node) {
 
 }  // namespace
 
-bool kernel_runs(const Graph& graph, const GraphNode& node) {
-  switch (node.type) {
+KernelFamily kernel_family(NodeType type) {
+  switch (type) {
     case NodeType::kStaticTranspose:
     case NodeType::kStaticSlice:
     case NodeType::kConcatenate2:
@@ -47,8 +47,7 @@ bool kernel_runs(const Graph& graph, const GraphNode& node) {
     case NodeType::kConcatenate4:
     case NodeType::kConcatenate5:
     case NodeType::kCopy:
-      // Element-size generic, but a fused clamp needs floats.
-      return (!node.has_output_range() || all_fp32(graph, node)) && bytes_keep_meaning(graph, node);
+      return KernelFamily::kLayout;
     case NodeType::kTanh:
     case NodeType::kExp:
     case NodeType::kLog:
@@ -56,45 +55,50 @@ bool kernel_runs(const Graph& graph, const GraphNode& node) {
     case NodeType::kCos:
     case NodeType::kGelu:
     case NodeType::kReciprocalSquareRoot:
+      return KernelFamily::kMath;
     case NodeType::kBatchMatrixMultiply:
     case NodeType::kScaledDotProductAttention:
-      return all_fp32(graph, node);
-    case NodeType::kFullyConnected:
-      return fully_connected_packed(graph, node) || quantized_runs(graph, node);
-    case NodeType::kConvert:
-      return quantized_runs(graph, node);
+      return KernelFamily::kMatmul;
     default:
-      return false;
+      return KernelFamily::kNone;
   }
 }
 
+bool kernel_runs(const Graph& graph, const GraphNode& node) {
+  switch (kernel_family(node.type)) {
+    case KernelFamily::kLayout:
+      // Element-size generic, but a fused clamp needs floats.
+      return (!node.has_output_range() || all_fp32(graph, node)) && bytes_keep_meaning(graph, node);
+    case KernelFamily::kMath:
+    case KernelFamily::kMatmul:
+      return all_fp32(graph, node);
+    case KernelFamily::kNone:
+      break;
+  }
+  if (node.type == NodeType::kFullyConnected) {
+    return fully_connected_packed(graph, node) || quantized_runs(graph, node);
+  }
+  return node.type == NodeType::kConvert && quantized_runs(graph, node);
+}
+
 void run_kernel_node(const Graph& graph, const GraphNode& node, std::span<void* const> ptrs) {
-  switch (node.type) {
-    case NodeType::kBatchMatrixMultiply:
-    case NodeType::kScaledDotProductAttention:
+  switch (kernel_family(node.type)) {
+    case KernelFamily::kLayout:
+      run_layout_node(graph, node, ptrs);
+      break;
+    case KernelFamily::kMath:
+      run_math_node(graph, node, ptrs);
+      break;
+    case KernelFamily::kMatmul:
       run_matmul_node(graph, node, ptrs);
       break;
-    case NodeType::kFullyConnected:
+    case KernelFamily::kNone:
+      // FullyConnected (packed float32, or dynamically quantized) and Convert.
       if (fully_connected_packed(graph, node)) {
         run_matmul_node(graph, node, ptrs);
       } else {
         run_quantized_node(graph, node, ptrs);
       }
-      break;
-    case NodeType::kTanh:
-    case NodeType::kExp:
-    case NodeType::kLog:
-    case NodeType::kSin:
-    case NodeType::kCos:
-    case NodeType::kGelu:
-    case NodeType::kReciprocalSquareRoot:
-      run_math_node(graph, node, ptrs);
-      break;
-    case NodeType::kConvert:
-      run_quantized_node(graph, node, ptrs);
-      break;
-    default:
-      run_layout_node(graph, node, ptrs);
       break;
   }
   // A fused clamp of float outputs; quantized kernels apply their range themselves.

@@ -13,6 +13,14 @@
 
 namespace et::xnn {
 
+// The family of this backend's kernels that runs a node type the installed XNNPACK
+// (Debian, 2022) lacks; kNone for the types XNNPACK has (of which run_kernel_node()
+// also runs FullyConnected and Convert in forms it lacks or runs slower). The one list
+// of those types: xnnpack_runs() refuses them, kernel_runs() and run_kernel_node() take
+// them by family.
+enum class KernelFamily { kNone, kLayout, kMath, kMatmul };
+KernelFamily kernel_family(NodeType type);
+
 // Whether run_kernel_node() implements `node` (its type and data types).
 bool kernel_runs(const Graph& graph, const GraphNode& node);
 

@@ -291,32 +291,12 @@ Status ensure_xnnpack_initialized() {
 }
 
 bool xnnpack_runs(const Graph& graph, const GraphNode& node) {
-  switch (node.type) {
-    case NodeType::kStaticTranspose:
-    case NodeType::kStaticSlice:
-    case NodeType::kConcatenate2:
-    case NodeType::kConcatenate3:
-    case NodeType::kConcatenate4:
-    case NodeType::kConcatenate5:
-    case NodeType::kScaledDotProductAttention:
-    case NodeType::kBatchMatrixMultiply:
-    case NodeType::kReciprocalSquareRoot:
-    case NodeType::kLog:
-    case NodeType::kGelu:
-    case NodeType::kTanh:
-    case NodeType::kExp:
-    case NodeType::kSin:
-    case NodeType::kCopy:
-    case NodeType::kCos:
-      return false;  // not in the 2022 XNNPACK
-    case NodeType::kFullyConnected:
-      // The 2022 XNNPACK has per-channel (qcint8) filters for convolutions only; its
-      // fully connected node refuses them (kernel_quantized.cc runs that form).
-      if (graph.values[node.inputs[1]].dtype == DataType::kQcInt8) return false;
-      if (fully_connected_packed(graph, node)) return false;  // packed for our kernels
-      break;
-    default:
-      break;
+  if (kernel_family(node.type) != KernelFamily::kNone) return false;  // not in the 2022 XNNPACK
+  if (node.type == NodeType::kFullyConnected) {
+    // The 2022 XNNPACK has per-channel (qcint8) filters for convolutions only; its
+    // fully connected node refuses them (kernel_quantized.cc runs that form).
+    if (graph.values[node.inputs[1]].dtype == DataType::kQcInt8) return false;
+    if (fully_connected_packed(graph, node)) return false;  // packed for our kernels
   }
   return all_node_values(graph, node, [](const GraphValue& v) {
     xnn_datatype unused;
