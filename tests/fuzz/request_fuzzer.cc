@@ -111,7 +111,7 @@ World& world() {
     char dir[] = "/tmp/et-request-fuzzer-XXXXXX";
     if (mkdtemp(dir) != nullptr) {
       out->fd_path = std::string(dir) + "/s.fd";
-      auto channel = et::server::FdSocket::start(out->fd_path, *out->core);
+      auto channel = et::server::FdSocket::start(out->fd_path, *out->et);
       if (channel.ok()) out->fd_channel = std::move(channel).value();
     }
     return out;
