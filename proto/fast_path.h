@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace etserver {
+namespace et::wire {
 
 // The descriptor socket's request kind that opens a channel (proto/fd_protocol.h): the
 // attached memfd is the channel; the connection stays open as its liveness link.
@@ -90,4 +90,4 @@ inline void spin_step(uint32_t n) {
   if ((n & 15) == 15) sched_yield();
 }
 
-}  // namespace etserver
+}  // namespace et::wire

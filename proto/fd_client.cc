@@ -12,7 +12,7 @@
 #include "proto/fd_protocol.h"
 #include "proto/socket_trust.h"
 
-namespace etserver {
+namespace et::wire {
 
 FdExchange send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
                            uint16_t kind, int* keep_connection) {
@@ -84,4 +84,4 @@ FdExchange send_descriptor(const std::string& fd_socket, const std::string& sess
   return out;
 }
 
-}  // namespace etserver
+}  // namespace et::wire

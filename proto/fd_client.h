@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace etserver {
+namespace et::wire {
 
 struct FdExchange {
   bool delivered = false;  // false: no daemon answered (message says why)
@@ -21,4 +21,4 @@ struct FdExchange {
 FdExchange send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
                            uint16_t kind, int* keep_connection = nullptr);
 
-}  // namespace etserver
+}  // namespace et::wire

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace etserver {
+namespace et::wire {
 
 // Wire format constants (docs/protocol.md).
 inline constexpr char kFdMagic[4] = {'E', 'T', 'F', 'D'};
@@ -25,4 +25,4 @@ struct FdReply {
 };
 static_assert(sizeof(FdRequest) == 40 && sizeof(FdReply) == 256);
 
-}  // namespace etserver
+}  // namespace et::wire

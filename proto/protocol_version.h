@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-namespace etserver {
+namespace et::wire {
 
 inline constexpr uint32_t kProtocolVersion = 1;
 
-}  // namespace etserver
+}  // namespace et::wire

@@ -4,7 +4,7 @@
 
 #include <new>
 
-namespace etserver {
+namespace et::wire {
 
 struct Sha256::State {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
@@ -43,4 +43,4 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
   return hasher.hex_digest();
 }
 
-}  // namespace etserver
+}  // namespace et::wire

@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-namespace etserver {
+namespace et::wire {
 
 // Lower-case hex digest of `bytes` (64 characters).
 std::string sha256_hex(std::span<const uint8_t> bytes);
@@ -30,4 +30,4 @@ class Sha256 {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace etserver
+}  // namespace et::wire

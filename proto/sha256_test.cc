@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-namespace etserver {
+namespace et::wire {
 namespace {
 
 std::string hash(const std::string& s) {
@@ -33,4 +33,4 @@ TEST(Sha256, PiecesHashAsTheWhole) {
 }
 
 }  // namespace
-}  // namespace etserver
+}  // namespace et::wire

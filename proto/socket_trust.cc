@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace etserver {
+namespace et::wire {
 namespace {
 
 bool own_or_root(uid_t uid) { return uid == getuid() || uid == 0; }
@@ -161,4 +161,4 @@ std::string refused_client(const PeerCredentials& peer, int64_t group) {
                      : " only (share it with a group: et-serverd --socket-group GROUP)");
 }
 
-}  // namespace etserver
+}  // namespace et::wire

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace etserver {
+namespace et::wire {
 
 // Where the daemon listens by default: $ETSERVER_SOCKET, else
 // $XDG_RUNTIME_DIR/et-serverd.sock, else /tmp/et-serverd-<uid>/et-serverd.sock (a
@@ -52,4 +52,4 @@ std::optional<PeerCredentials> peer_credentials(int connected_fd);
 // what the operator can do.
 std::string refused_client(const PeerCredentials& peer, int64_t group);
 
-}  // namespace etserver
+}  // namespace et::wire

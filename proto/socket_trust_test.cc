@@ -16,7 +16,7 @@
 #include "proto/fd_client.h"
 #include "proto/fd_protocol.h"
 
-namespace etserver {
+namespace et::wire {
 namespace {
 
 class TempDir {
@@ -103,4 +103,4 @@ TEST(FdClient, ALongPathIsRefusedNotTruncated) {
 }
 
 }  // namespace
-}  // namespace etserver
+}  // namespace et::wire

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-namespace etserver {
+namespace et::wire {
 
 SpawnLock::SpawnLock(const std::string& socket_path) {
   const std::string path = socket_path + ".lock";
@@ -40,4 +40,4 @@ void SpawnLock::unlock() {
   held_ = false;
 }
 
-}  // namespace etserver
+}  // namespace et::wire

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <string>
 
-namespace etserver {
+namespace et::wire {
 
 class SpawnLock {
  public:
@@ -35,4 +35,4 @@ class SpawnLock {
   std::string error_;
 };
 
-}  // namespace etserver
+}  // namespace et::wire

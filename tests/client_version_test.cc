@@ -27,7 +27,7 @@ class OtherVersionDaemon final : public pb::EtServer::Service {
     pb::SessionServerMessage welcome;
     welcome.set_session("00000000000000000000000000000000");
     welcome.set_server_version("9.9.9");
-    welcome.set_protocol_version(etserver::kProtocolVersion + 98);
+    welcome.set_protocol_version(et::wire::kProtocolVersion + 98);
     if (!stream->Write(welcome)) return grpc::Status::OK;
     pb::SessionClientMessage hello;
     while (stream->Read(&hello)) {
@@ -64,10 +64,10 @@ TEST(ClientVersion, ADaemonOfAnotherProtocolVersionIsNamedAtConnect) {
   EXPECT_EQ(client.status().code(), etclient::StatusCode::kFailedPrecondition);
   const std::string m = client.status().message();
   EXPECT_NE(m.find("et-serverd 9.9.9"), std::string::npos) << m;
-  EXPECT_NE(m.find("protocol version " + std::to_string(etserver::kProtocolVersion + 98)),
+  EXPECT_NE(m.find("protocol version " + std::to_string(et::wire::kProtocolVersion + 98)),
             std::string::npos)
       << m;
-  EXPECT_NE(m.find("this client speaks version " + std::to_string(etserver::kProtocolVersion)),
+  EXPECT_NE(m.find("this client speaks version " + std::to_string(et::wire::kProtocolVersion)),
             std::string::npos)
       << m;
 }
@@ -75,7 +75,7 @@ TEST(ClientVersion, ADaemonOfAnotherProtocolVersionIsNamedAtConnect) {
 TEST(ClientVersion, AStartingClientDoesNotReuseADaemonOfAnotherVersion) {
   OtherVersionServer other;
   ASSERT_TRUE(other.server);
-  const std::string own = other.socket + ".p" + std::to_string(etserver::kProtocolVersion);
+  const std::string own = other.socket + ".p" + std::to_string(et::wire::kProtocolVersion);
   {
     auto client = etclient::Client::connect({.socket = other.socket,
                                              .spawn = true,
@@ -84,7 +84,7 @@ TEST(ClientVersion, AStartingClientDoesNotReuseADaemonOfAnotherVersion) {
     ASSERT_TRUE(client.ok()) << client.status().message();
     auto status = (*client)->server_status();
     ASSERT_TRUE(status.ok()) << status.status().message();
-    EXPECT_EQ(status->protocol_version, etserver::kProtocolVersion);
+    EXPECT_EQ(status->protocol_version, et::wire::kProtocolVersion);
     EXPECT_EQ(status->idle_exit_seconds, 1u);
     struct stat st {};
     EXPECT_EQ(stat(own.c_str(), &st), 0) << "no daemon of this version at " << own;

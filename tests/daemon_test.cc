@@ -382,6 +382,20 @@ TEST(Daemon, ServesTcpWhenAsked) {
   pb::RunResponse resp;
   ASSERT_TRUE(run(c, method, "mlp", resp).ok());
   EXPECT_LT(max_diff(floats(resp.outputs(0).tensor().inline_data()), expected("mlp")), 1e-5);
+
+  // The counts of everyone's sessions and memory are for local clients, not TCP peers.
+  TestClient local(daemon.socket());
+  ASSERT_TRUE(local.connected()) << daemon.log();
+  auto status_of = [](TestClient& client) {
+    grpc::ClientContext ctx;
+    pb::ServerStatusResponse status;
+    EXPECT_TRUE(client.stub().ServerStatus(&ctx, pb::ServerStatusRequest(), &status).ok());
+    return status;
+  };
+  const pb::ServerStatusResponse from_tcp = status_of(c);
+  EXPECT_FALSE(from_tcp.version().empty());
+  EXPECT_EQ(from_tcp.sessions(), 0u);
+  EXPECT_EQ(status_of(local).sessions(), 2u);
 }
 
 TEST(Daemon, RefusesUnsealedSegmentsAndNonMemfds) {

@@ -26,7 +26,7 @@ std::string fixture_bytes(const std::string& name) {
 }
 
 std::string hash(const std::string& bytes) {
-  return ::etserver::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  return ::et::wire::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
 }
 
 class DataFileService : public ::testing::Test {

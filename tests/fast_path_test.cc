@@ -25,8 +25,8 @@
 namespace et::testing {
 namespace {
 
-using etserver::FastCall;
-using etserver::MessageHeader;
+using et::wire::FastCall;
+using et::wire::MessageHeader;
 using Clock = std::chrono::steady_clock;
 
 uint64_t load(TestClient& c, const std::string& model) {
@@ -49,7 +49,7 @@ pb::RunRequest mlp_request(TestClient& c, uint64_t method) {
 // Writes a raw request (header fields as given, then `body`) and waits for its answer.
 MessageHeader raw_call(FastTestChannel& ch, uint32_t kind, uint32_t length, const std::string& body,
                        std::string* answer) {
-  const etserver::ChannelLayout layout = etserver::channel_layout(ch.size());
+  const et::wire::ChannelLayout layout = et::wire::channel_layout(ch.size());
   const uint32_t seq = ch.next_seq();
   const MessageHeader head{kind, length, seq, 0};
   std::memcpy(ch.base() + layout.request_offset, &head, sizeof(head));

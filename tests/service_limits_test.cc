@@ -252,13 +252,14 @@ TEST_F(ServiceLimitsTest, M5_ProgramsMethodsAndSessionsPerPeerAreCapped) {
             std::string::npos)
       << over_bytes.status().to_string();
 
-  ASSERT_TRUE(core_->open_session("ipv4:10.1.2.3:40000").ok());
-  auto same_host = core_->open_session("ipv4:10.1.2.3:40001");
+  ASSERT_TRUE(core_->open_session("remote", SessionOwner::tcp_peer("10.1.2.3")).ok());
+  auto same_host = core_->open_session("remote again", SessionOwner::tcp_peer("10.1.2.3"));
   ASSERT_FALSE(same_host.ok());
   EXPECT_NE(same_host.status().message().find("--max-sessions-per-peer"), std::string::npos)
       << same_host.status().to_string();
-  EXPECT_TRUE(core_->open_session("ipv4:10.9.9.9:40000").ok());  // another host
-  EXPECT_TRUE(core_->open_session("unix:").ok());                // local clients: no cap
+  EXPECT_TRUE(core_->open_session("another host", SessionOwner::tcp_peer("10.9.9.9"))
+                  .ok());                          // another host
+  EXPECT_TRUE(core_->open_session("local").ok());  // local clients: no cap
 }
 
 TEST_F(ServiceLimitsTest, M5_CallsPerSessionAreCapped) {
@@ -275,6 +276,27 @@ TEST_F(ServiceLimitsTest, M5_CallsPerSessionAreCapped) {
   Status second = run(session_, identity, {inline_input()});
   EXPECT_EQ(second.code(), StatusCode::kResourceExhausted) << second.to_string();
   EXPECT_NE(second.message().find("--max-calls"), std::string::npos) << second.to_string();
+  core_->close_session(session_);  // stops the endless call
+  (void)running.get();
+}
+
+// VerifyProgram's cases execute on one of the --workers workers, as calls
+// do: with the only worker busy, it waits for one and fails at the request deadline.
+TEST_F(ServiceLimitsTest, M5_VerifyProgramWaitsForAWorker) {
+  ServiceLimits limits;
+  limits.max_concurrent_runs = 1;
+  limits.execution_deadline = kBackstop;  // the endless call holds the worker until the end
+  limits.request_deadline = std::chrono::milliseconds(100);
+  start(limits);
+  const uint64_t endless =
+      load_method(session_, *load_program(session_, endless_program())).value();
+  const uint64_t bundled = load_program(session_, fixture_bytes("mlp_bundled.bpte")).value();
+  auto running = std::async(std::launch::async, [&] { return run(session_, endless, {}); });
+  ASSERT_TRUE(eventually([&] { return core_->counts().executes > 0; }));  // it has the worker
+  auto report = core_->verify_program(session_->token, bundled, {});
+  EXPECT_EQ(report.status().code(), StatusCode::kDeadlineExceeded) << report.status().to_string();
+  EXPECT_NE(report.status().message().find("no worker"), std::string::npos)
+      << report.status().to_string();
   core_->close_session(session_);  // stops the endless call
   (void)running.get();
 }
@@ -307,21 +329,22 @@ TEST_F(ServiceLimitsTest, L4_HashIsACapabilityOnlyForWhoSentTheBytes) {
   start({});
   ASSERT_TRUE(load_program(session_, fixture_bytes("mlp.pte")).ok());
   const std::string hash = sha256_;
-  auto local = core_->open_session("unix:").value();
+  auto local = core_->open_session("local").value();
   EXPECT_TRUE(load_program(local, "", hash).ok());
 
-  auto remote = core_->open_session("ipv4:10.1.2.3:40000").value();
+  auto remote = core_->open_session("remote", SessionOwner::tcp_peer("10.1.2.3")).value();
   auto by_hash = load_program(remote, "", hash);
   ASSERT_FALSE(by_hash.ok());
   EXPECT_EQ(by_hash.status().code(), StatusCode::kNotFound) << by_hash.status().to_string();
   ASSERT_TRUE(load_program(remote, fixture_bytes("mlp.pte")).ok());
-  auto remote_again = core_->open_session("ipv4:10.1.2.3:40001").value();
+  auto remote_again =
+      core_->open_session("remote again", SessionOwner::tcp_peer("10.1.2.3")).value();
   EXPECT_TRUE(load_program(remote_again, "", hash).ok());
 
   // Knowing the hash is not having the bytes: other bytes sent under it are refused
   // (they were once answered with the held program), and do not make the sender one
   // who may load it by hash.
-  auto guesser = core_->open_session("ipv4:10.9.9.9:40000").value();
+  auto guesser = core_->open_session("another host", SessionOwner::tcp_peer("10.9.9.9")).value();
   auto forged = load_program(guesser, "not the program's bytes", hash);
   ASSERT_FALSE(forged.ok());
   EXPECT_EQ(forged.status().code(), StatusCode::kInvalidArgument) << forged.status().to_string();
@@ -329,8 +352,8 @@ TEST_F(ServiceLimitsTest, L4_HashIsACapabilityOnlyForWhoSentTheBytes) {
   EXPECT_EQ(load_program(guesser, "", hash).status().code(), StatusCode::kNotFound);
 
   pb::ServerStatusResponse from_afar, from_here;
-  ASSERT_TRUE(et_->server_status("ipv4:10.1.2.3:40002", from_afar).ok());
-  ASSERT_TRUE(et_->server_status("unix:", from_here).ok());
+  ASSERT_TRUE(et_->server_status(from_afar, /*show_counts=*/false).ok());
+  ASSERT_TRUE(et_->server_status(from_here).ok());
   EXPECT_EQ(from_afar.sessions(), 0u);  // not told about other tenants
   EXPECT_EQ(from_here.sessions(), 5u);
 }
@@ -385,7 +408,7 @@ TEST_F(ServiceLimitsTest, M4_AClientThatNeverReadsCannotStallTheDescriptorSocket
   const int greedy = connect_to();
   const int one = 1;
   ASSERT_EQ(setsockopt(greedy, SOL_SOCKET, SO_RCVBUF, &one, sizeof(one)), 0);  // fills fast
-  etserver::FdRequest junk{};
+  et::wire::FdRequest junk{};
   std::memcpy(junk.magic, "JUNK", 4);
   size_t sent = 0;
   while (sent < 5000 && send(greedy, &junk, sizeof(junk), MSG_DONTWAIT | MSG_NOSIGNAL) > 0) {
@@ -393,13 +416,13 @@ TEST_F(ServiceLimitsTest, M4_AClientThatNeverReadsCannotStallTheDescriptorSocket
   }
   // Another client registers a segment through the same socket, as libetclient does.
   auto reply = std::async(std::launch::async, [&] {
-    return etserver::send_descriptor(path, session_->token, sealed_memfd(4096),
-                                     etserver::kFdRegisterSegment);
+    return et::wire::send_descriptor(path, session_->token, sealed_memfd(4096),
+                                     et::wire::kFdRegisterSegment);
   });
   ASSERT_EQ(reply.wait_for(kBackstop), std::future_status::ready)
       << "the descriptor socket stalled behind a client that never reads (" << sent
       << " requests sent)";
-  const etserver::FdExchange got = reply.get();
+  const et::wire::FdExchange got = reply.get();
   EXPECT_TRUE(got.delivered) << got.message;
   EXPECT_EQ(got.code, 0u) << got.message;
   close(greedy);

@@ -85,6 +85,14 @@ Status Core::hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Sta
       slot.freed.notify_all();
     }
   } slot_hold{slot};
+  return on_worker(deadline, [&] {
+    queued_ns = ns_since(arrived);
+    metrics::CallScope::note_queue(queued_ns);
+    return catch_exceptions("", fn);
+  });
+}
+
+Status Core::on_worker(Clock::time_point deadline, const std::function<Status()>& fn) {
   {
     MutexLock workers(run_mu_);
     if (!workers.wait_until(run_cv_, deadline, [&]() ET_REQUIRES(run_mu_) {
@@ -104,9 +112,7 @@ Status Core::hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Sta
       core.run_cv_.notify_one();
     }
   } worker_hold{*this};
-  queued_ns = ns_since(arrived);
-  metrics::CallScope::note_queue(queued_ns);
-  return catch_exceptions("", fn);
+  return fn();
 }
 
 Status Core::run(MethodSlot& slot, const SegmentLookup& segments,

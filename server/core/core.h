@@ -26,8 +26,8 @@
 #include "port/mutex.h"
 #include "runtime/bundled_verify.h"
 #include "server/core/call.h"
-#include "server/core/program_registry.h"
 #include "server/core/session.h"
+#include "server/core/shared_programs.h"
 #include "server/core/vetting/vetting.h"
 #include "server/metrics/metrics.h"
 
@@ -59,7 +59,7 @@ struct ServiceLimits {
   // --idle-exit: the daemon exits after this long with no session (0: never).
   std::chrono::seconds idle_exit{0};
   // --keep-programs-seconds / --keep-programs-bytes: programs stay loaded this long
-  // after their last session let them go, within this many bytes (ProgramRegistry::
+  // after their last session let them go, within this many bytes (SharedPrograms::
   // keep_warm): the next process to load one finds it ready.
   std::chrono::seconds keep_programs{300};
   uint64_t keep_programs_bytes = uint64_t{1} << 30;
@@ -88,7 +88,7 @@ struct ProgramSource {
 // A program in a session.
 struct SessionProgram {
   uint64_t id = 0;
-  std::shared_ptr<const RegisteredProgram> program;
+  std::shared_ptr<const SharedProgram> program;
 };
 
 // Counts of the daemon's state (ServerStatus).
@@ -103,7 +103,7 @@ class Core {
   explicit Core(ServiceLimits limits);
   ~Core();
 
-  ProgramRegistry& registry() { return registry_; }
+  SharedPrograms& shared_programs() { return registry_; }
   static const char* version();
   // Random, new at each start of the daemon (SessionServerMessage.daemon_instance).
   const std::string& instance() const { return instance_; }
@@ -124,7 +124,8 @@ class Core {
   // ---- Sessions ----
   // open_session fails with ResourceExhausted at max_sessions (or at
   // max_sessions_per_peer for one TCP host, or one uid other than the daemon's).
-  // `client_name`: gRPC's name of the peer ("ipv4:10.0.0.7:53412" counts per host).
+  // `client_name` names the session in the log; `owner.host` (a TCP host) or a local
+  // uid other than the daemon's is what the per-peer limit counts.
   Result<std::shared_ptr<Session>> open_session(const std::string& client_name,
                                                 const SessionOwner& owner = {});
   // Ok when `caller` may name the session `token`: a local session only by a caller of
@@ -176,8 +177,8 @@ class Core {
   // A method instance of `program` that no session holds (the caller keeps it, and calls
   // it as a HeldInstance), loaded with load_method's limits and output buffers. Errors:
   // Method::load's, ResourceExhausted over --max-method-bytes.
-  Result<std::shared_ptr<MethodSlot>> load_instance(
-      std::shared_ptr<const RegisteredProgram> program, const std::string& method_name);
+  Result<std::shared_ptr<MethodSlot>> load_instance(std::shared_ptr<const SharedProgram> program,
+                                                    const std::string& method_name);
 
   // ---- Profiles (StartProfile is a call: a HoldWork that sets slot.profiling) ----
   // Takes the profiles of the session's methods `handles` (several: merged, in order).
@@ -242,7 +243,7 @@ class Core {
 
  private:
   Result<std::shared_ptr<Session>> session_for(std::string_view token) const;
-  Result<std::shared_ptr<const RegisteredProgram>> program_for(Session& s, uint64_t id) const;
+  Result<std::shared_ptr<const SharedProgram>> program_for(Session& s, uint64_t id) const;
   Result<std::shared_ptr<MethodSlot>> method_for(Session& s, uint64_t handle) const;
   SegmentLookup segment_lookup(const std::shared_ptr<Session>& s) const;
   // The bytes `from` names, and the segment that holds them (if any); errors name `field`.
@@ -250,11 +251,16 @@ class Core {
                                             const ByteSource& from, const char* field,
                                             std::shared_ptr<Segment>& holder) const;
   // Adds `program` to the session (once); returns its id there.
-  Result<uint64_t> attach_program(Session& s, std::shared_ptr<const RegisteredProgram> program,
+  Result<uint64_t> attach_program(Session& s, std::shared_ptr<const SharedProgram> program,
                                   bool* already_attached = nullptr);
   // Runs `fn` holding the slot and a worker, waiting for each at most until the request
   // deadline from now; `queued_ns` receives the wait.
   Status hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Status()>& fn);
+  // Runs `fn` on one of the max_concurrent_runs workers, once one is free (the wait
+  // fails with DeadlineExceeded at `deadline`); the worker is given back however `fn`
+  // ends. Every execute runs on one: calls (through hold) and VerifyProgram's cases.
+  Status on_worker(std::chrono::steady_clock::time_point deadline,
+                   const std::function<Status()>& fn);
   // The work of a call, holding `slot`.
   Status run(MethodSlot& slot, const SegmentLookup& segments, const std::atomic<bool>& cancelled,
              RunWork& work, CallTimes& times);
@@ -277,7 +283,7 @@ class Core {
 
   ServiceLimits limits_;
   metrics::Metrics metrics_;
-  ProgramRegistry registry_;
+  SharedPrograms registry_;
   std::atomic<bool> shutting_down_{false};
   std::atomic<bool> ready_{false};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
@@ -304,9 +310,5 @@ class Core {
   std::condition_variable run_cv_;
   size_t running_ ET_GUARDED_BY(run_mu_) = 0;
 };
-
-// gRPC names a TCP peer "ipv4:10.0.0.7:53412" or "ipv6:[::1]:53412": its host without
-// the port (which differs per connection); empty for any other peer (local clients).
-std::string tcp_host_of(const std::string& grpc_peer);
 
 }  // namespace et::server

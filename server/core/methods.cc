@@ -14,7 +14,7 @@ Result<Core::LoadedMethod> Core::load_method(const std::string& token, uint64_t 
                                              const std::string& method_name) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(token));
   ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p, program_for(*s, program_id));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<const SharedProgram> p, program_for(*s, program_id));
   const std::string name = method_name.empty() ? "forward" : method_name;
   auto too_many_methods = [&]() ET_REQUIRES(s->mu) -> Status {
     if (s->methods.size() < limits_.max_methods_per_session) return Status();
@@ -42,7 +42,7 @@ Result<Core::LoadedMethod> Core::load_method(const std::string& token, uint64_t 
 }
 
 Result<std::shared_ptr<MethodSlot>> Core::load_instance(
-    std::shared_ptr<const RegisteredProgram> program, const std::string& method_name) {
+    std::shared_ptr<const SharedProgram> program, const std::string& method_name) {
   auto method =
       Method::load(program->program, method_name, {.max_planned_bytes = limits_.max_method_bytes});
   if (!method.ok()) return method.status();

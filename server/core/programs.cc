@@ -12,7 +12,7 @@
 
 namespace et::server {
 
-Result<uint64_t> Core::attach_program(Session& s, std::shared_ptr<const RegisteredProgram> program,
+Result<uint64_t> Core::attach_program(Session& s, std::shared_ptr<const SharedProgram> program,
                                       bool* already_attached) {
   MutexLock lock(s.mu);
   if (s.closed) return not_found("session: closed");
@@ -101,7 +101,7 @@ Result<Core::LoadedProgram> Core::load_program(const std::string& token,
                                                const ProgramSource& source) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(token));
   ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
-  std::shared_ptr<const RegisteredProgram> program;
+  std::shared_ptr<const SharedProgram> program;
   bool existed = true;
   if (std::holds_alternative<ProgramByHash>(source.program)) {
     if (source.sha256.empty()) {
@@ -142,7 +142,7 @@ Result<Core::LoadedProgram> Core::load_program(const std::string& token,
     // However this upload ends (refused by a limit, say), sessions waiting for it
     // stop waiting (a successful add() has let them go already).
     struct Release {
-      ProgramRegistry& registry;
+      SharedPrograms& registry;
       const ProgramSource& source;
       uint64_t session;
       ~Release() { registry.release_claim(source.sha256, source.data_sha256, session); }
@@ -203,7 +203,7 @@ Result<std::vector<SessionProgram>> Core::session_programs(const std::string& to
 
 Result<SessionProgram> Core::session_program(const std::string& token, uint64_t program_id) const {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(token));
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p, program_for(*s, program_id));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<const SharedProgram> p, program_for(*s, program_id));
   return SessionProgram{program_id, std::move(p)};
 }
 
@@ -212,18 +212,25 @@ Result<VerifyReport> Core::verify_program(const std::string& token, uint64_t pro
   const auto arrived = std::chrono::steady_clock::now();
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(token));
   ET_ASSIGN_OR_RETURN(CallCount counted, CallCount::start(*this, *s));
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredProgram> p, program_for(*s, program_id));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<const SharedProgram> p, program_for(*s, program_id));
   options.method_options.max_planned_bytes = limits_.max_method_bytes;
   options.limits.deadline = arrived + limits_.request_deadline;
   options.limits.cancelled = &s->cancelled;
   options.limits.max_instructions = limits_.max_instructions;
-  return verify_bundled(p->program, options);
+  // Its cases execute, so they take a worker as every call's execute does: a burst of
+  // verifications cannot run more programs at once than --max-concurrent-runs.
+  Result<VerifyReport> report = internal_error("verify: the cases did not run");
+  ET_RETURN_IF_ERROR(on_worker(options.limits.deadline, [&] {
+    report = verify_bundled(p->program, options);
+    return Status();
+  }));
+  return report;
 }
 
 Status Core::unload_program(const std::string& token, uint64_t program_id) {
   ET_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, session_for(token));
   std::vector<std::shared_ptr<MethodSlot>> dropped;
-  std::shared_ptr<const RegisteredProgram> released;
+  std::shared_ptr<const SharedProgram> released;
   {
     MutexLock lock(s->mu);
     auto it = s->programs.find(program_id);

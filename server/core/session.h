@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "port/mutex.h"
@@ -19,8 +20,8 @@
 #include "runtime/method.h"
 #include "runtime/profile.h"
 #include "server/core/decoded_input.h"
-#include "server/core/program_registry.h"
 #include "server/core/segment.h"
+#include "server/core/shared_programs.h"
 #include "server/metrics/metrics.h"
 
 namespace et::server {
@@ -43,7 +44,7 @@ struct MethodSlot {
 
   // Used only by the call holding the slot (busy), or with the slot idle under mu.
   std::unique_ptr<Method> method;
-  std::shared_ptr<const RegisteredProgram> program;  // keeps the program loaded
+  std::shared_ptr<const SharedProgram> program;  // keeps the program loaded
   std::vector<DecodedInput> inputs;
   GenerationBuffers generation;    // what Generate's bound inputs point into
   std::optional<int64_t> context;  // the program's get_max_context_len (0: none), once asked
@@ -89,11 +90,25 @@ class SessionAttachment {
 };
 
 // Who opens a session: a process on this machine (its uid and pid from the Unix
-// socket, SO_PEERCRED) or a TCP peer (`local` false).
+// socket, SO_PEERCRED) or a TCP peer (`local` false, `host` its address).
 struct SessionOwner {
   bool local = false;
   uid_t uid = 0;
   pid_t pid = 0;
+  std::string host;  // a TCP peer's host, without the port; empty for any other caller
+
+  static SessionOwner local_process(uid_t uid, pid_t pid) {
+    SessionOwner o;
+    o.local = true;
+    o.uid = uid;
+    o.pid = pid;
+    return o;
+  }
+  static SessionOwner tcp_peer(std::string host) {
+    SessionOwner o;
+    o.host = std::move(host);
+    return o;
+  }
 };
 
 struct Session {
@@ -108,7 +123,7 @@ struct Session {
   Mutex mu;
   bool closed ET_GUARDED_BY(mu) = false;
   uint64_t next_id ET_GUARDED_BY(mu) = 1;  // ids of programs, methods and segments
-  std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs ET_GUARDED_BY(mu);
+  std::map<uint64_t, std::shared_ptr<const SharedProgram>> programs ET_GUARDED_BY(mu);
   uint64_t program_bytes ET_GUARDED_BY(mu) = 0;  // the size of every program held
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods ET_GUARDED_BY(mu);
   std::map<uint64_t, std::shared_ptr<Segment>> segments ET_GUARDED_BY(mu);

@@ -23,12 +23,6 @@ Status no_session_error() {
 
 }  // namespace
 
-std::string tcp_host_of(const std::string& peer) {
-  if (peer.rfind("ipv4:", 0) != 0 && peer.rfind("ipv6:", 0) != 0) return "";
-  const size_t colon = peer.rfind(':');
-  return colon == std::string::npos ? peer : peer.substr(0, colon);
-}
-
 Result<std::shared_ptr<Session>> Core::open_session(const std::string& client_name,
                                                     const SessionOwner& owner) {
   auto s = std::make_shared<Session>();
@@ -39,7 +33,7 @@ Result<std::shared_ptr<Session>> Core::open_session(const std::string& client_na
   // are: a session limit each, and programs shared with them only once they sent them.
   s->peer_key = owner.local && owner.uid != getuid() && owner.uid != 0
                     ? fmt::format("uid:{}", owner.uid)
-                    : tcp_host_of(client_name);
+                    : owner.host;
   {
     MutexLock lock(mu_);
     // Checked under mu_: begin_shutdown_if_idle() must not miss a session opening.
@@ -89,7 +83,7 @@ void Core::close_session(const std::shared_ptr<Session>& s) {
   }
   std::map<uint64_t, std::shared_ptr<MethodSlot>> methods;
   std::map<uint64_t, std::shared_ptr<Segment>> segments;
-  std::map<uint64_t, std::shared_ptr<const RegisteredProgram>> programs;
+  std::map<uint64_t, std::shared_ptr<const SharedProgram>> programs;
   std::vector<std::shared_ptr<SessionAttachment>> attachments;
   s->cancelled = true;  // running executes stop at their next instruction
   {
@@ -188,7 +182,7 @@ SegmentLookup Core::segment_lookup(const std::shared_ptr<Session>& s) const {
   };
 }
 
-Result<std::shared_ptr<const RegisteredProgram>> Core::program_for(Session& s, uint64_t id) const {
+Result<std::shared_ptr<const SharedProgram>> Core::program_for(Session& s, uint64_t id) const {
   MutexLock lock(s.mu);
   auto it = s.programs.find(id);
   if (it == s.programs.end()) return unknown_program(id);

@@ -7,7 +7,7 @@
 
 namespace et::server::metrics {
 
-void add_daemon_metrics(Core& core, const repository::ProgramRepository* programs) {
+void add_daemon_metrics(Core& core, const repository::ModelRepository* programs) {
   core.metrics().add_collector([&core, programs](std::string& out) {
     out += fmt::format(
         "# HELP et_serverd_build_info The daemon's version.\n"
@@ -22,7 +22,7 @@ void add_daemon_metrics(Core& core, const repository::ProgramRepository* program
                  static_cast<double>(core.attachment_count()));
     write_metric(out, "et_serverd_programs", "gauge",
                  "Distinct programs loaded (each held once, whoever uses it).",
-                 static_cast<double>(core.registry().size()));
+                 static_cast<double>(core.shared_programs().size()));
     write_metric(out, "et_serverd_method_instances", "gauge",
                  "Method instances loaded (sessions' and KServe models').",
                  static_cast<double>(MethodSlot::live_instances()));

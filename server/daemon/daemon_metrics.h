@@ -3,12 +3,12 @@
 #pragma once
 
 #include "server/core/core.h"
-#include "server/repository/program_repository.h"
+#include "server/repository/model_repository.h"
 
 namespace et::server::metrics {
 
 // Adds them to `core.metrics()`. `programs` may be null (no --models). Both must
 // outlive every render of the page.
-void add_daemon_metrics(Core& core, const repository::ProgramRepository* programs);
+void add_daemon_metrics(Core& core, const repository::ModelRepository* programs);
 
 }  // namespace et::server::metrics

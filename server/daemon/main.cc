@@ -38,7 +38,7 @@ namespace {
 // Waits for SIGTERM/SIGINT, or with --idle-exit for that long without a session.
 // Returns holding `lock` where it could take it (see spawn_lock.h), and the reason.
 std::string wait_for_stop(const et::server::Options& o, et::server::Core& core,
-                          et::server::kserve::KServeServer* kserve, etserver::SpawnLock& lock) {
+                          et::server::kserve::KServeServer* kserve, et::wire::SpawnLock& lock) {
   using namespace std::chrono;
   sigset_t stop;
   sigemptyset(&stop);
@@ -117,9 +117,9 @@ int run(const et::server::Options& o, int ready_fd) {
   EtProtocol et_protocol(core);  // the et protocol, over gRPC and the fast path
   // The model repository is read once the daemon listens (health answers NOT_SERVING
   // meanwhile, and sessions asking for a preloaded name wait for it).
-  std::unique_ptr<repository::ProgramRepository> programs;
+  std::unique_ptr<repository::ModelRepository> programs;
   if (!o.repository.dir.empty()) {
-    auto opened = repository::ProgramRepository::open(core.registry(), o.repository);
+    auto opened = repository::ModelRepository::open(core.shared_programs(), o.repository);
     if (!opened.ok()) {
       spdlog::error("{}", opened.status().message());
       return 1;
@@ -242,7 +242,7 @@ int run(const et::server::Options& o, int ready_fd) {
   struct stat bound {};
   // (A socket systemd made stays: it is systemd's.)
   const bool have_bound = activated->grpc < 0 && stat(o.socket.c_str(), &bound) == 0;
-  etserver::SpawnLock lock(o.socket);
+  et::wire::SpawnLock lock(o.socket);
   if (!lock.error().empty() && activated->grpc < 0) {  // systemd serialises its starts
     spdlog::warn("{}: starting and stopping daemons on this socket is not serialised",
                  lock.error());

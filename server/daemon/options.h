@@ -7,7 +7,7 @@
 #include "runtime/status.h"
 #include "server/core/core.h"
 #include "server/kserve/server.h"
-#include "server/repository/program_repository.h"
+#include "server/repository/model_repository.h"
 #include "server/transport/grpc/connection_limits.h"
 #include "server/transport/ring/channels.h"
 

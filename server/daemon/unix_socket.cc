@@ -17,10 +17,10 @@
 
 namespace et::server {
 
-std::string default_socket_path() { return etserver::default_socket_path(); }
+std::string default_socket_path() { return et::wire::default_socket_path(); }
 
 Status claim_socket_path(const std::string& path) {
-  if (std::string why = etserver::unsafe_socket_directory(path); !why.empty()) {
+  if (std::string why = et::wire::unsafe_socket_directory(path); !why.empty()) {
     return failed_precondition(why);
   }
   struct stat st {};

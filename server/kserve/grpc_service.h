@@ -10,7 +10,7 @@
 #include "kserve_v2.grpc.pb.h"
 #include "server/core/core.h"
 #include "server/kserve/cuda_shm.h"
-#include "server/kserve/repository.h"
+#include "server/kserve/model_catalog.h"
 #include "server/kserve/shm_registry.h"
 #include "server/transport/listener.h"
 
@@ -20,7 +20,7 @@ namespace et::server::kserve {
 // connected (the listeners).
 struct KServeState {
   Core& core;
-  ModelRepository& models;
+  ModelCatalog& models;
   ShmRegistry& system_shm;
   CudaShmRegistry& cuda_shm;
   const Listener* listener = nullptr;  // identifies "fd:N" peers

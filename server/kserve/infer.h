@@ -12,14 +12,14 @@
 #include "kserve_v2.pb.h"
 #include "server/core/core.h"
 #include "server/kserve/cuda_shm.h"
-#include "server/kserve/repository.h"
+#include "server/kserve/model_catalog.h"
 #include "server/kserve/shm_registry.h"
 
 namespace et::server::kserve {
 
 struct InferContext {
   Core& core;
-  ModelRepository& models;
+  ModelCatalog& models;
   ShmRegistry& system_shm;
   CudaShmRegistry& cuda_shm;
   // Who is calling, asked only when the request uses shared memory.

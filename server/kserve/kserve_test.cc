@@ -21,13 +21,13 @@ namespace {
 
 struct KServe {
   Core core{ServiceLimits{}};
-  std::unique_ptr<repository::ProgramRepository> programs =
-      repository::ProgramRepository::open(core.registry(),
-                                          {.dir = ET_FIXTURES_DIR,
-                                           .control = repository::ModelControl::kExplicit,
-                                           .load_at_start = {"add"}})
+  std::unique_ptr<repository::ModelRepository> programs =
+      repository::ModelRepository::open(core.shared_programs(),
+                                        {.dir = ET_FIXTURES_DIR,
+                                         .control = repository::ModelControl::kExplicit,
+                                         .load_at_start = {"add"}})
           .value();
-  ModelRepository models{core, programs.get(), 2};
+  ModelCatalog models{core, programs.get(), 2};
   ShmRegistry system_shm{ShmLimits{}};
   CudaShmRegistry cuda_shm;
   std::atomic<bool> cancelled{false};

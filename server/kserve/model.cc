@@ -89,7 +89,7 @@ Result<TensorSpec> spec_of(const ValueMeta& meta, const char* role, size_t index
 
 Result<std::shared_ptr<Model>> Model::create(Core& core, std::string name, std::string version,
                                              std::string program_model,
-                                             std::shared_ptr<const RegisteredProgram> program,
+                                             std::shared_ptr<const SharedProgram> program,
                                              std::string method, size_t max_instances) {
   auto m = std::shared_ptr<Model>(new Model(core));
   m->name_ = std::move(name);

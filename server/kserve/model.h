@@ -57,7 +57,7 @@ class Model {
   // KServe lacks); Method::load's errors.
   static Result<std::shared_ptr<Model>> create(Core& core, std::string name, std::string version,
                                                std::string program_model,
-                                               std::shared_ptr<const RegisteredProgram> program,
+                                               std::shared_ptr<const SharedProgram> program,
                                                std::string method, size_t max_instances);
 
   const std::string& name() const { return name_; }
@@ -67,7 +67,7 @@ class Model {
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
   size_t method_inputs() const { return method_inputs_; }  // including None inputs
-  const std::shared_ptr<const RegisteredProgram>& program() const { return program_; }
+  const std::shared_ptr<const SharedProgram>& program() const { return program_; }
 
   // An instance to run a call on, held until the Lease is dropped: an idle one, a new
   // one while fewer than max_instances exist, else the least used (the call then waits
@@ -102,7 +102,7 @@ class Model {
 
   Core& core_;
   std::string name_, version_, program_model_, method_;
-  std::shared_ptr<const RegisteredProgram> program_;
+  std::shared_ptr<const SharedProgram> program_;
   std::vector<TensorSpec> inputs_, outputs_;
   size_t method_inputs_ = 0;
   size_t max_instances_ = 1;

@@ -8,14 +8,14 @@
 
 namespace et::server::kserve {
 
-KServeServer::KServeServer(Core& core, repository::ProgramRepository* programs,
+KServeServer::KServeServer(Core& core, repository::ModelRepository* programs,
                            const KServeOptions& o)
     : models_(core, programs,
               o.max_instances ? o.max_instances : core.limits().max_concurrent_runs),
       system_shm_(o.shm) {}
 
 Result<std::unique_ptr<KServeServer>> KServeServer::start(Core& core,
-                                                          repository::ProgramRepository* programs,
+                                                          repository::ModelRepository* programs,
                                                           const KServeOptions& o) {
   auto k = std::unique_ptr<KServeServer>(new KServeServer(core, programs, o));
   if (!o.grpc_address.empty() || o.activated_grpc_fd >= 0) {

@@ -14,7 +14,7 @@
 #include "server/kserve/cuda_shm.h"
 #include "server/kserve/grpc_service.h"
 #include "server/kserve/http_service.h"
-#include "server/kserve/repository.h"
+#include "server/kserve/model_catalog.h"
 #include "server/kserve/shm_registry.h"
 #include "server/transport/grpc/connection_limits.h"
 #include "server/transport/grpc/health_service.h"
@@ -45,7 +45,7 @@ class KServeServer {
   // and starts listening. REQUIRES: `programs` not started yet (its first loads make
   // the models). The listener's errors (the address cannot be bound).
   static Result<std::unique_ptr<KServeServer>> start(Core& core,
-                                                     repository::ProgramRepository* programs,
+                                                     repository::ModelRepository* programs,
                                                      const KServeOptions& o);
   ~KServeServer();
 
@@ -67,9 +67,9 @@ class KServeServer {
   void shutdown(std::chrono::steady_clock::time_point watchers_deadline);
 
  private:
-  KServeServer(Core& core, repository::ProgramRepository* programs, const KServeOptions& o);
+  KServeServer(Core& core, repository::ModelRepository* programs, const KServeOptions& o);
 
-  ModelRepository models_;
+  ModelCatalog models_;
   ShmRegistry system_shm_;
   CudaShmRegistry cuda_shm_;
   std::unique_ptr<Listener> grpc_listener_;

@@ -431,7 +431,7 @@ Peer Listener::describe(int fd) const {
   p.connection = fmt::format("fd:{}/{}", fd, file_id(fd).second);
   if (is_unix_) {
     p.address = "unix";
-    if (auto cred = etserver::peer_credentials(fd)) {
+    if (auto cred = et::wire::peer_credentials(fd)) {
       p.local = true;
       p.uid = cred->uid;
       p.pid = cred->pid;

@@ -48,8 +48,8 @@ constexpr size_t kRegionBytes = 4096;
 
 struct World {
   std::unique_ptr<Core> core;
-  std::unique_ptr<repository::ProgramRepository> programs;
-  std::unique_ptr<ModelRepository> models;
+  std::unique_ptr<repository::ModelRepository> programs;
+  std::unique_ptr<ModelCatalog> models;
   std::unique_ptr<ShmRegistry> system_shm;
   std::unique_ptr<CudaShmRegistry> cuda_shm;
   std::vector<std::shared_ptr<Model>> ready;
@@ -72,8 +72,8 @@ World& world() {
       const std::string file = name;
       repo.load_at_start.push_back(file.substr(0, file.rfind('.')));
     }
-    out->programs = repository::ProgramRepository::open(out->core->registry(), repo).value();
-    out->models = std::make_unique<ModelRepository>(*out->core, out->programs.get(), 2);
+    out->programs = repository::ModelRepository::open(out->core->shared_programs(), repo).value();
+    out->models = std::make_unique<ModelCatalog>(*out->core, out->programs.get(), 2);
     (void)out->programs->start();
     out->ready = out->models->ready();
     out->system_shm = std::make_unique<ShmRegistry>(ShmLimits{});

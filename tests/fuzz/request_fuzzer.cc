@@ -91,7 +91,7 @@ World& world() {
     auto seg = out->core->register_segment(out->session->token, fd);
     if (seg.ok()) out->segment = *seg;
     // A fast-path channel, opened as the descriptor socket opens one.
-    out->channel_bytes = etserver::kChannelMinBytes;
+    out->channel_bytes = et::wire::kChannelMinBytes;
     const int ring = memfd_create("fuzz-fast-path", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     int pair[2];
     if (ftruncate(ring, static_cast<off_t>(out->channel_bytes)) == 0 &&
@@ -166,10 +166,10 @@ void write_seed(const std::string& dir, const std::string& name, uint8_t call, u
 // daemon may be reading it; bit 3 over the daemon's own words before the ring. The
 // daemon must answer (a hang traps) with a code and a length inside the area.
 void fast_path_call(World& w, uint8_t fix, const uint8_t* data, size_t size) {
-  using etserver::MessageHeader;
-  const etserver::ChannelLayout layout = etserver::channel_layout(w.channel_bytes);
+  using et::wire::MessageHeader;
+  const et::wire::ChannelLayout layout = et::wire::channel_layout(w.channel_bytes);
   uint8_t* area = w.channel + layout.request_offset;
-  auto* header = reinterpret_cast<etserver::ChannelHeader*>(w.channel);
+  auto* header = reinterpret_cast<et::wire::ChannelHeader*>(w.channel);
   std::string body;
   MessageHeader head{};
   if (fix & 1) {
@@ -193,7 +193,7 @@ void fast_path_call(World& w, uint8_t fix, const uint8_t* data, size_t size) {
   head.seq = seq;
   std::memcpy(area, &head, sizeof(head));
   header->request_seq.store(seq, std::memory_order_seq_cst);
-  etserver::futex_wake(&header->request_seq);
+  et::wire::futex_wake(&header->request_seq);
   if (fix & 4) {
     for (size_t i = 0; i < layout.area_bytes && i < 4 * size; ++i) {
       area[i] = data[i % size] ^ static_cast<uint8_t>(i);

@@ -165,7 +165,7 @@ FastTestChannel* TestClient::fast_channel() {
 }
 
 template <typename Req, typename Resp, typename Rpc>
-grpc::Status TestClient::call(etserver::FastCall kind, const Req& req, Resp* resp, Rpc rpc) {
+grpc::Status TestClient::call(et::wire::FastCall kind, const Req& req, Resp* resp, Rpc rpc) {
   // As libetclient does: a request too large for the channel goes over gRPC.
   FastTestChannel* fast = fast_channel();
   if (fast && fast->fits(req.ByteSizeLong())) return fast->call(kind, req, *resp);
@@ -174,17 +174,17 @@ grpc::Status TestClient::call(etserver::FastCall kind, const Req& req, Resp* res
 }
 
 grpc::Status TestClient::run(const pb::RunRequest& req, pb::RunResponse* resp) {
-  return call(etserver::FastCall::kRun, req, resp, &pb::EtServer::Stub::Run);
+  return call(et::wire::FastCall::kRun, req, resp, &pb::EtServer::Stub::Run);
 }
 grpc::Status TestClient::set_inputs(const pb::SetInputsRequest& req, pb::SetInputsResponse* resp) {
-  return call(etserver::FastCall::kSetInputs, req, resp, &pb::EtServer::Stub::SetInputs);
+  return call(et::wire::FastCall::kSetInputs, req, resp, &pb::EtServer::Stub::SetInputs);
 }
 grpc::Status TestClient::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse* resp) {
-  return call(etserver::FastCall::kExecute, req, resp, &pb::EtServer::Stub::Execute);
+  return call(et::wire::FastCall::kExecute, req, resp, &pb::EtServer::Stub::Execute);
 }
 grpc::Status TestClient::get_outputs(const pb::GetOutputsRequest& req,
                                      pb::GetOutputsResponse* resp) {
-  return call(etserver::FastCall::kGetOutputs, req, resp, &pb::EtServer::Stub::GetOutputs);
+  return call(et::wire::FastCall::kGetOutputs, req, resp, &pb::EtServer::Stub::GetOutputs);
 }
 
 TestClient::~TestClient() {
@@ -204,7 +204,7 @@ void TestClient::close_session() {
 
 std::pair<uint32_t, std::string> TestClient::register_fd(int fd, const std::string& token,
                                                          uint16_t kind) {
-  const etserver::FdExchange reply = etserver::send_descriptor(fd_socket_, token, fd, kind);
+  const et::wire::FdExchange reply = et::wire::send_descriptor(fd_socket_, token, fd, kind);
   if (!reply.delivered) return {9999, reply.message};
   if (reply.code == 0) return {0, std::to_string(reply.id)};
   return {reply.code, reply.message};
@@ -234,7 +234,7 @@ uint64_t TestClient::load_program_file(const std::string& path, std::string* err
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   };
   auto hash = [](const std::string& bytes) {
-    return etserver::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+    return et::wire::sha256_hex({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
   };
   const std::string bytes = read(path);
   const std::string data = data_path.empty() ? std::string() : read(data_path);

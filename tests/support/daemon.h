@@ -95,7 +95,7 @@ class TestClient {
 
  private:
   template <typename Req, typename Resp, typename Rpc>
-  grpc::Status call(etserver::FastCall kind, const Req& req, Resp* resp, Rpc rpc);
+  grpc::Status call(et::wire::FastCall kind, const Req& req, Resp* resp, Rpc rpc);
 
   bool fast_path_ = false;
   std::unique_ptr<FastTestChannel> fast_;

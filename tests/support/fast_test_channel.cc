@@ -12,7 +12,7 @@
 
 namespace et::testing {
 
-using etserver::MessageHeader;
+using et::wire::MessageHeader;
 
 std::unique_ptr<FastTestChannel> FastTestChannel::open(const std::string& fd_socket,
                                                        const std::string& session,
@@ -31,8 +31,8 @@ std::unique_ptr<FastTestChannel> FastTestChannel::open(const std::string& fd_soc
   }
   c->base_ = static_cast<uint8_t*>(base);
   c->size_ = bytes;
-  const etserver::FdExchange reply = etserver::send_descriptor(
-      fd_socket, session, c->memfd_, etserver::kFdOpenFastPath, &c->link_);
+  const et::wire::FdExchange reply = et::wire::send_descriptor(
+      fd_socket, session, c->memfd_, et::wire::kFdOpenFastPath, &c->link_);
   if (!reply.delivered || reply.code != 0) {
     if (error) *error = reply.message;
     return nullptr;
@@ -49,7 +49,7 @@ FastTestChannel::~FastTestChannel() {
 void FastTestChannel::ring(uint32_t seq) {
   header()->request_seq.store(seq, std::memory_order_seq_cst);
   if (header()->daemon_waiting.load(std::memory_order_seq_cst))
-    etserver::futex_wake(&header()->request_seq);
+    et::wire::futex_wake(&header()->request_seq);
 }
 
 bool FastTestChannel::wait(uint32_t seq, int timeout_ms) {
@@ -58,7 +58,7 @@ bool FastTestChannel::wait(uint32_t seq, int timeout_ms) {
   while (header()->response_seq.load(std::memory_order_acquire) != seq) {
     header()->client_waiting.store(1, std::memory_order_seq_cst);
     const uint32_t seen = header()->response_seq.load(std::memory_order_seq_cst);
-    if (seen != seq) etserver::futex_wait(&header()->response_seq, seen, &slice);
+    if (seen != seq) et::wire::futex_wait(&header()->response_seq, seen, &slice);
     header()->client_waiting.store(0);
     pollfd p{link_, POLLIN, 0};
     if (header()->response_seq.load() == seq) break;
@@ -67,10 +67,10 @@ bool FastTestChannel::wait(uint32_t seq, int timeout_ms) {
   return true;
 }
 
-grpc::Status FastTestChannel::call(etserver::FastCall kind,
+grpc::Status FastTestChannel::call(et::wire::FastCall kind,
                                    const google::protobuf::MessageLite& request,
                                    google::protobuf::MessageLite& response, int timeout_ms) {
-  const etserver::ChannelLayout layout = etserver::channel_layout(size_);
+  const et::wire::ChannelLayout layout = et::wire::channel_layout(size_);
   std::string bytes = request.SerializeAsString();
   if (bytes.size() > layout.message_capacity()) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "does not fit the channel");

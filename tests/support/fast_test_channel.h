@@ -24,18 +24,18 @@ class FastTestChannel {
 
   // One call: the daemon's answer as gRPC would give it; UNAVAILABLE when the channel
   // closed, DEADLINE_EXCEEDED after `timeout_ms` without an answer.
-  grpc::Status call(etserver::FastCall kind, const google::protobuf::MessageLite& request,
+  grpc::Status call(et::wire::FastCall kind, const google::protobuf::MessageLite& request,
                     google::protobuf::MessageLite& response, int timeout_ms = 180'000);
 
   bool fits(size_t bytes) const {
-    return bytes <= etserver::channel_layout(size_).message_capacity();
+    return bytes <= et::wire::channel_layout(size_).message_capacity();
   }
 
   // The raw channel, for tests that write into it as a hostile client would.
   uint8_t* base() const { return base_; }
   size_t size() const { return size_; }
-  etserver::ChannelHeader* header() const {
-    return reinterpret_cast<etserver::ChannelHeader*>(base_);
+  et::wire::ChannelHeader* header() const {
+    return reinterpret_cast<et::wire::ChannelHeader*>(base_);
   }
   int link() const { return link_; }
   // Rings the doorbell for request `seq` (the request area already written).

@@ -44,8 +44,8 @@ std::string register_segment(const std::string& socket, const std::string& token
       fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
     return "memfd_create failed";
   }
-  etserver::FdExchange r =
-      etserver::send_descriptor(socket + ".fd", token, memfd, etserver::kFdRegisterSegment);
+  et::wire::FdExchange r =
+      et::wire::send_descriptor(socket + ".fd", token, memfd, et::wire::kFdRegisterSegment);
   close(memfd);
   return r.delivered && r.code == 0 ? "OK" : r.message;
 }

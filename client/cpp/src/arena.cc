@@ -22,7 +22,7 @@ uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
 Result<uint64_t> send_descriptor(const std::string& fd_socket, const std::string& session, int fd,
                                  uint16_t kind) {
-  const etserver::FdExchange reply = etserver::send_descriptor(fd_socket, session, fd, kind);
+  const et::wire::FdExchange reply = et::wire::send_descriptor(fd_socket, session, fd, kind);
   if (!reply.delivered) return Status(StatusCode::kUnavailable, reply.message);
   // The daemon's codes (runtime/status.h): 13 Unauthenticated (no such session: the
   // daemon restarted) and 12 Unavailable (shutting down) mean the session is gone.
@@ -58,7 +58,7 @@ Result<Arena::Segment*> Arena::add_segment(uint64_t min_bytes) {
   }
   s->base = static_cast<uint8_t*>(base);
   s->size = size;
-  auto id = send_descriptor(fd_socket_, session_, s->fd, etserver::kFdRegisterSegment);
+  auto id = send_descriptor(fd_socket_, session_, s->fd, et::wire::kFdRegisterSegment);
   if (!id.ok()) {
     munmap(base, size);
     close(s->fd);
@@ -108,7 +108,7 @@ Status Arena::rebind(const std::string& fd_socket, const std::string& session) {
   fd_socket_ = fd_socket;
   session_ = session;
   for (auto& s : segments_) {
-    auto id = send_descriptor(fd_socket_, session_, s->fd, etserver::kFdRegisterSegment);
+    auto id = send_descriptor(fd_socket_, session_, s->fd, et::wire::kFdRegisterSegment);
     if (!id.ok()) return id.status();
     s->id = *id;
   }

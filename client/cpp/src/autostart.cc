@@ -138,11 +138,11 @@ Status ensure_daemon(const SpawnRequest& request) {
   if (daemon_listens(request.socket)) return Status();
   // The default socket's private directory is made here when missing, as the daemon
   // would; any other directory must exist and be trusted.
-  if (std::string why = etserver::unsafe_socket_directory(request.socket); !why.empty()) {
+  if (std::string why = et::wire::unsafe_socket_directory(request.socket); !why.empty()) {
     return unavailable("no et-serverd answers on " + request.socket +
                        ", and none can be started there: " + why);
   }
-  etserver::SpawnLock lock(request.socket);
+  et::wire::SpawnLock lock(request.socket);
   if (!lock.error().empty()) return unavailable("cannot start et-serverd: " + lock.error());
   if (!lock.lock_for(request.timeout)) {
     return unavailable("another process held " + request.socket + ".lock (starting or stopping" +

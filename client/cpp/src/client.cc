@@ -25,7 +25,7 @@ Status cannot_read(const std::string& path) {
 Result<std::pair<std::string, uint64_t>> hash_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return cannot_read(path);
-  etserver::Sha256 hasher;
+  et::wire::Sha256 hasher;
   std::vector<char> chunk(size_t{1} << 20);
   uint64_t size = 0;
   while (in) {
@@ -153,8 +153,8 @@ Result<std::shared_ptr<Program>> Client::load_program(const std::string& path,
 Result<std::shared_ptr<Program>> Client::load_program_bytes(std::span<const uint8_t> bytes,
                                                             std::span<const uint8_t> data) {
   auto program = std::make_shared<Program>();
-  program->program_.sha256 = etserver::sha256_hex(bytes);
-  if (!data.empty()) program->data_.sha256 = etserver::sha256_hex(data);
+  program->program_.sha256 = et::wire::sha256_hex(bytes);
+  if (!data.empty()) program->data_.sha256 = et::wire::sha256_hex(data);
   if (impl_->reconnects()) {
     program->program_.bytes =
         std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
@@ -278,7 +278,7 @@ Result<Staged> stage_file(ClientImpl& client, const std::string& path, const std
   in.read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(size));
   if (static_cast<uint64_t>(in.gcount()) != size) return changed_since_loaded(path);
   const std::span<const uint8_t> bytes(into, size);
-  if (etserver::sha256_hex(bytes) != sha256) return changed_since_loaded(path);
+  if (et::wire::sha256_hex(bytes) != sha256) return changed_since_loaded(path);
   if (!slot) return Staged{bytes, std::nullopt};
   pb::SegmentRange range;
   range.set_segment_id(client.arena().wire_id(slot->first.segment));
@@ -470,7 +470,7 @@ struct MethodCalls {
 
   // Sends `req` over the fast path when there is one and it fits, else with `rpc`.
   template <typename Req, typename Resp, typename Rpc>
-  Status send(etserver::FastCall kind, const Req& req, Resp& resp, Rpc&& rpc) {
+  Status send(et::wire::FastCall kind, const Req& req, Resp& resp, Rpc&& rpc) {
     if (fast && !fast->broken() && fast->fits(req.ByteSizeLong())) {
       return fast->call(kind, req, resp);
     }
@@ -492,7 +492,7 @@ Method::Method(std::shared_ptr<Program> program, uint64_t handle, uint64_t gener
 
 void Method::open_fast_path(const Session& session) {
   calls_->fast.reset();
-  if (!client_->wants_fast_path() || session.fast_path_version != etserver::kFastPathVersion ||
+  if (!client_->wants_fast_path() || session.fast_path_version != et::wire::kFastPathVersion ||
       session.generation != generation_) {
     return;
   }
@@ -570,7 +570,7 @@ Status Method::run(const std::vector<Input>& inputs, std::vector<SharedTensor>* 
     }
     pb::RunResponse& resp = c.run_response;
     resp.Clear();
-    Status sent = c.send(etserver::FastCall::kRun, req, resp,
+    Status sent = c.send(et::wire::FastCall::kRun, req, resp,
                          [&](grpc::ClientContext* ctx, const pb::RunRequest& q,
                              pb::RunResponse* r) { return client_->stub().Run(ctx, q, r); });
     if (!sent.ok()) {
@@ -621,7 +621,7 @@ Status Method::set_inputs(const std::vector<Input>& inputs) {
     Status encoded = c.begin(req, session.token, handle_, client_->arena(), meta_, inputs);
     if (!encoded.ok()) return encoded;
     Status sent =
-        c.send(etserver::FastCall::kSetInputs, req, c.set_response,
+        c.send(et::wire::FastCall::kSetInputs, req, c.set_response,
                [&](grpc::ClientContext* ctx, const pb::SetInputsRequest& q,
                    pb::SetInputsResponse* r) { return client_->stub().SetInputs(ctx, q, r); });
     if (!sent.ok()) {
@@ -638,7 +638,7 @@ Status Method::execute() {
     MethodCalls& c = *calls_;
     c.execute_request.set_session(session.token);
     c.execute_request.set_method_handle(handle_);
-    return c.send(etserver::FastCall::kExecute, c.execute_request, c.execute_response,
+    return c.send(et::wire::FastCall::kExecute, c.execute_request, c.execute_response,
                   [&](grpc::ClientContext* ctx, const pb::ExecuteRequest& q,
                       pb::ExecuteResponse* r) { return client_->stub().Execute(ctx, q, r); });
   });
@@ -687,7 +687,7 @@ Result<std::vector<SharedTensor>> Method::outputs() {
     pb::GetOutputsResponse& resp = c.outputs_response;
     resp.Clear();
     Status sent =
-        c.send(etserver::FastCall::kGetOutputs, req, resp,
+        c.send(et::wire::FastCall::kGetOutputs, req, resp,
                [&](grpc::ClientContext* ctx, const pb::GetOutputsRequest& q,
                    pb::GetOutputsResponse* r) { return client_->stub().GetOutputs(ctx, q, r); });
     if (!sent.ok()) return sent;

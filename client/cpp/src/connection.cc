@@ -21,7 +21,7 @@ Session::~Session() {
 
 Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socket,
                                                         const Client::Options& options) {
-  if (std::string why = etserver::untrusted_socket(socket); !why.empty()) {
+  if (std::string why = et::wire::untrusted_socket(socket); !why.empty()) {
     return Status(StatusCode::kFailedPrecondition, "et-serverd socket: " + why);
   }
   std::shared_ptr<ClientImpl> impl(new ClientImpl());
@@ -54,11 +54,11 @@ Result<std::shared_ptr<ClientImpl>> ClientImpl::connect(const std::string& socke
       if (!session.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
-  if (!session.ok() && impl->daemon_protocol_ != etserver::kProtocolVersion && spawn) {
+  if (!session.ok() && impl->daemon_protocol_ != et::wire::kProtocolVersion && spawn) {
     // A daemon of another protocol version is not reused: this client's version gets a
     // socket of its own beside it (started if need be), which its peers find the same way.
-    impl->socket_ = socket + ".p" + std::to_string(etserver::kProtocolVersion);
-    impl->daemon_protocol_ = etserver::kProtocolVersion;
+    impl->socket_ = socket + ".p" + std::to_string(et::wire::kProtocolVersion);
+    impl->daemon_protocol_ = et::wire::kProtocolVersion;
     SpawnRequest own = request;
     own.socket = impl->socket_;
     impl->spawn_request_ = own;
@@ -108,7 +108,7 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
   session->stream = stub_->OpenSession(&session->context);
   pb::SessionClientMessage hello;
   hello.set_client_name(client_name_);
-  hello.set_protocol_version(etserver::kProtocolVersion);
+  hello.set_protocol_version(et::wire::kProtocolVersion);
   pb::SessionServerMessage welcome;
   if (!session->stream->Write(hello) || !session->stream->Read(&welcome)) {
     // The call has ended (the daemon answered with a status, or the connection failed):
@@ -122,7 +122,7 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
                       " (is the daemon running? start it with: et-serverd --socket " + socket_ +
                       ")");
   }
-  if (welcome.protocol_version() != etserver::kProtocolVersion) {
+  if (welcome.protocol_version() != et::wire::kProtocolVersion) {
     daemon_protocol_ = welcome.protocol_version();
     session->context.TryCancel();
     (void)session->stream->Finish();
@@ -131,7 +131,7 @@ Result<std::shared_ptr<Session>> ClientImpl::try_open_session(uint64_t generatio
                   "et-serverd " + welcome.server_version() + " on " + socket_ +
                       " speaks protocol version " + std::to_string(welcome.protocol_version()) +
                       (welcome.protocol_version() == 0 ? " (older than versioned protocols)" : "") +
-                      "; this client speaks version " + std::to_string(etserver::kProtocolVersion) +
+                      "; this client speaks version " + std::to_string(et::wire::kProtocolVersion) +
                       ": use a client and a daemon of one release (the etclient wheel carries its "
                       "own et-serverd), or give this client a socket of its own");
   }
@@ -218,6 +218,6 @@ Status from_grpc(const grpc::Status& s) {
   }
 }
 
-std::string default_socket() { return etserver::default_socket_path(); }
+std::string default_socket() { return et::wire::default_socket_path(); }
 
 }  // namespace etclient

@@ -85,8 +85,8 @@ class ClientImpl {
   bool spawn_ = false;  // this client may start the daemon (spawn_request_)
   SpawnRequest spawn_request_;
   // The protocol version of the daemon last answering at socket_ when it differed
-  // from this client's (etserver::kProtocolVersion when they agree).
-  uint32_t daemon_protocol_ = etserver::kProtocolVersion;
+  // from this client's (et::wire::kProtocolVersion when they agree).
+  uint32_t daemon_protocol_ = et::wire::kProtocolVersion;
   bool fast_path_ = true;
   std::chrono::microseconds spin_{50};
   std::shared_ptr<grpc::Channel> channel_;

@@ -46,11 +46,11 @@ Result<std::unique_ptr<FastPath>> FastPath::open(const std::string& fd_socket,
   }
   fast->base_ = static_cast<uint8_t*>(base);
   fast->size_ = kChannelBytes;
-  fast->layout_ = etserver::channel_layout(kChannelBytes);
-  fast->header_ = reinterpret_cast<etserver::ChannelHeader*>(fast->base_);
+  fast->layout_ = et::wire::channel_layout(kChannelBytes);
+  fast->header_ = reinterpret_cast<et::wire::ChannelHeader*>(fast->base_);
   fast->spin_ = spin;
-  const etserver::FdExchange reply = etserver::send_descriptor(
-      fd_socket, session, fast->memfd_, etserver::kFdOpenFastPath, &fast->link_);
+  const et::wire::FdExchange reply = et::wire::send_descriptor(
+      fd_socket, session, fast->memfd_, et::wire::kFdOpenFastPath, &fast->link_);
   if (!reply.delivered) return Status(StatusCode::kUnavailable, reply.message);
   if (reply.code != 0) {
     // 12 Unavailable (shutting down), 13 Unauthenticated (no such session): gone.
@@ -79,7 +79,7 @@ Status FastPath::wait_for(uint32_t seq) {
   const auto start = std::chrono::steady_clock::now();
   for (uint32_t n = 0; !answered(); ++n) {
     if ((n & 63) == 63 && std::chrono::steady_clock::now() - start >= spin_) break;
-    etserver::spin_step(n);
+    et::wire::spin_step(n);
   }
   const auto give_up = start + longest_wait_;
   const timespec slice{
@@ -87,7 +87,7 @@ Status FastPath::wait_for(uint32_t seq) {
   while (!answered()) {
     header_->client_waiting.store(1, std::memory_order_seq_cst);
     const uint32_t seen = header_->response_seq.load(std::memory_order_seq_cst);
-    if (seen != seq) etserver::futex_wait(&header_->response_seq, seen, &slice);
+    if (seen != seq) et::wire::futex_wait(&header_->response_seq, seen, &slice);
     header_->client_waiting.store(0, std::memory_order_relaxed);
     if (answered()) break;
     if (!link_alive()) {
@@ -107,7 +107,7 @@ Status FastPath::wait_for(uint32_t seq) {
   return Status();
 }
 
-Status FastPath::call(etserver::FastCall kind, const google::protobuf::MessageLite& request,
+Status FastPath::call(et::wire::FastCall kind, const google::protobuf::MessageLite& request,
                       google::protobuf::MessageLite& response) {
   if (broken_) return Status(StatusCode::kUnavailable, "the fast path's channel is broken");
   const size_t length = request.ByteSizeLong();
@@ -117,23 +117,23 @@ Status FastPath::call(etserver::FastCall kind, const google::protobuf::MessageLi
         "the request (" + std::to_string(length) + " bytes) does not fit the fast path's channel");
   }
   uint8_t* area = base_ + layout_.request_offset;
-  request.SerializeWithCachedSizesToArray(area + sizeof(etserver::MessageHeader));
+  request.SerializeWithCachedSizesToArray(area + sizeof(et::wire::MessageHeader));
   const uint32_t seq = ++seq_;
-  const etserver::MessageHeader head{static_cast<uint32_t>(kind), static_cast<uint32_t>(length),
+  const et::wire::MessageHeader head{static_cast<uint32_t>(kind), static_cast<uint32_t>(length),
                                      seq, 0};
   std::memcpy(area, &head, sizeof(head));
   header_->request_seq.store(seq, std::memory_order_seq_cst);
   if (header_->daemon_waiting.load(std::memory_order_seq_cst) != 0) {
-    etserver::futex_wake(&header_->request_seq);
+    et::wire::futex_wake(&header_->request_seq);
   }
   if (Status s = wait_for(seq); !s.ok()) return s;
-  etserver::MessageHeader answer{};
+  et::wire::MessageHeader answer{};
   std::memcpy(&answer, base_ + layout_.response_offset, sizeof(answer));
   if (answer.seq != seq || answer.length > layout_.message_capacity()) {
     broken_ = true;
     return Status(StatusCode::kInternal, "the fast path's answer is malformed");
   }
-  const uint8_t* bytes = base_ + layout_.response_offset + sizeof(etserver::MessageHeader);
+  const uint8_t* bytes = base_ + layout_.response_offset + sizeof(et::wire::MessageHeader);
   if (answer.kind_or_code != 0) {
     return from_grpc(
         grpc::Status(static_cast<grpc::StatusCode>(answer.kind_or_code),

@@ -38,7 +38,7 @@ class FastPath {
   // the daemon's, exactly as over gRPC (from_grpc); kUnavailable when the daemon is
   // gone; kDeadlineExceeded past the daemon's deadlines; kResourceExhausted when the
   // request does not fit the channel (the caller then uses gRPC for it).
-  Status call(etserver::FastCall kind, const google::protobuf::MessageLite& request,
+  Status call(et::wire::FastCall kind, const google::protobuf::MessageLite& request,
               google::protobuf::MessageLite& response);
 
   // Whether a request of `bytes` fits the channel.
@@ -56,8 +56,8 @@ class FastPath {
 
   uint8_t* base_ = nullptr;
   size_t size_ = 0;
-  etserver::ChannelLayout layout_{};
-  etserver::ChannelHeader* header_ = nullptr;
+  et::wire::ChannelLayout layout_{};
+  et::wire::ChannelHeader* header_ = nullptr;
   int memfd_ = -1, link_ = -1;
   std::chrono::microseconds spin_{0};
   std::chrono::milliseconds longest_wait_{0};

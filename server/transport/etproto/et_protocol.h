@@ -47,11 +47,11 @@ class EtProtocol {
   // FailedPrecondition when the method is not being profiled.
   Status stop_profile(const pb::StopProfileRequest& req, pb::StopProfileResponse& resp);
   Status drop_segment(const pb::DropSegmentRequest& req);
-  // `peer` as gRPC names it: remote peers get the version and uptime only.
-  // `admitted` false (a local user the daemon does not serve): as for remote peers.
+  // `show_counts` false (a TCP peer, or a local user the daemon does not serve): the
+  // version and uptime only, not the counts of everyone's sessions and memory.
   // `with_registry`: also the operators and backends it registers (for anyone).
-  Status server_status(const std::string& peer, pb::ServerStatusResponse& resp,
-                       bool admitted = true, bool with_registry = false) const;
+  Status server_status(pb::ServerStatusResponse& resp, bool show_counts = true,
+                       bool with_registry = false) const;
 
  private:
   Status fill_program_info(const SessionProgram& p, pb::ProgramInfo& out) const;

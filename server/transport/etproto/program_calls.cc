@@ -19,7 +19,7 @@ SegmentRange range_of(const pb::SegmentRange& ref) {
 }  // namespace
 
 Status EtProtocol::fill_program_info(const SessionProgram& sp, pb::ProgramInfo& out) const {
-  const RegisteredProgram& p = *sp.program;
+  const SharedProgram& p = *sp.program;
   out.set_program_id(sp.id);
   out.set_sha256(p.sha256);
   out.set_size_bytes(p.size_bytes);
@@ -81,7 +81,7 @@ Status EtProtocol::list_programs(const pb::ListProgramsRequest& req,
   for (const SessionProgram& p : programs) {
     ET_RETURN_IF_ERROR(fill_program_info(p, *resp.add_loaded()));
   }
-  for (const std::string& name : core_.registry().preloaded_names()) {
+  for (const std::string& name : core_.shared_programs().preloaded_names()) {
     resp.add_preloaded_names(name);
   }
   return Status();
@@ -144,17 +144,16 @@ Status EtProtocol::drop_segment(const pb::DropSegmentRequest& req) {
   return core_.drop_segment(req.session(), req.segment_id());
 }
 
-Status EtProtocol::server_status(const std::string& peer, pb::ServerStatusResponse& resp,
-                                 bool admitted, bool with_registry) const {
+Status EtProtocol::server_status(pb::ServerStatusResponse& resp, bool show_counts,
+                                 bool with_registry) const {
   resp.set_version(Core::version());
   if (with_registry) {
     for (std::string& name : KernelRegistry::global().names()) resp.add_operators(std::move(name));
     for (std::string& id : BackendRegistry::global().ids()) resp.add_backends(std::move(id));
   }
-  resp.set_protocol_version(etserver::kProtocolVersion);
+  resp.set_protocol_version(et::wire::kProtocolVersion);
   resp.set_uptime_seconds(static_cast<uint64_t>(core_.uptime().count()));
-  // Counts of everyone's sessions and memory are for local clients (the daemon's user).
-  if (!tcp_host_of(peer).empty() || !admitted) return Status();
+  if (!show_counts) return Status();
   const DaemonCounts c = core_.counts();
   resp.set_sessions(c.sessions);
   resp.set_programs(c.programs);

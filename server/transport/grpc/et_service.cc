@@ -8,6 +8,7 @@
 #include "runtime/exceptions.h"
 #include "runtime/printable.h"
 #include "server/metrics/call_scope.h"
+#include "server/transport/grpc/peer_name.h"
 #include "server/transport/rpc_code.h"
 
 namespace et::server {
@@ -18,18 +19,19 @@ grpc::Status to_grpc(const Status& status) {
 }
 
 Result<SessionOwner> GrpcService::caller(const grpc::ServerContext& ctx) const {
-  if (local_ == nullptr) return SessionOwner{};
   const std::string name = ctx.peer();
-  if (name.rfind("fd:", 0) != 0) return SessionOwner{};  // TCP (--listen)
+  if (local_ == nullptr || name.rfind("fd:", 0) != 0) {
+    return SessionOwner::tcp_peer(tcp_host_of(name));  // TCP (--listen)
+  }
   auto peer = local_->identify(name);
   if (!peer.ok() || !peer->local) {
     return unavailable("the connection closed, or the daemon cannot tell whose it is");
   }
-  etserver::PeerCredentials cred{peer->uid, peer->gid, peer->pid, peer->groups};
-  if (std::string why = etserver::refused_client(cred, core_.limits().socket_group); !why.empty()) {
+  et::wire::PeerCredentials cred{peer->uid, peer->gid, peer->pid, peer->groups};
+  if (std::string why = et::wire::refused_client(cred, core_.limits().socket_group); !why.empty()) {
     return permission_denied(why);
   }
-  return SessionOwner{true, peer->uid, peer->pid};
+  return SessionOwner::local_process(peer->uid, peer->pid);
 }
 
 Status GrpcService::check_caller(const grpc::ServerContext& ctx, const std::string& token) const {
@@ -66,9 +68,9 @@ grpc::Status GrpcService::OpenSession(
   welcome.set_fd_socket(offer_.fd_socket);
   welcome.set_server_version(core_.version());
   if (offer_.fast_path && !offer_.fd_socket.empty()) {
-    welcome.set_fast_path_version(etserver::kFastPathVersion);
+    welcome.set_fast_path_version(et::wire::kFastPathVersion);
   }
-  welcome.set_protocol_version(etserver::kProtocolVersion);
+  welcome.set_protocol_version(et::wire::kProtocolVersion);
   welcome.set_daemon_instance(core_.instance());
   grpc::Status ended = grpc::Status::OK;
   if (stream->Write(welcome)) {
@@ -76,14 +78,14 @@ grpc::Status GrpcService::OpenSession(
     // it closes it, disconnects, dies, or the daemon shuts down.
     while (stream->Read(&hello)) {
       const uint32_t theirs = hello.protocol_version();
-      if (theirs != 0 && theirs != etserver::kProtocolVersion) {
+      if (theirs != 0 && theirs != et::wire::kProtocolVersion) {
         spdlog::warn("session {}: the client speaks protocol version {}, this daemon {}: ended",
-                     session->number, theirs, etserver::kProtocolVersion);
+                     session->number, theirs, et::wire::kProtocolVersion);
         ended = grpc::Status(
             grpc::StatusCode::FAILED_PRECONDITION,
             fmt::format("et-serverd {} speaks protocol version {}; the client speaks {}: use a "
                         "client and a daemon of one release",
-                        core_.version(), etserver::kProtocolVersion, theirs));
+                        core_.version(), et::wire::kProtocolVersion, theirs));
         break;
       }
     }
@@ -161,7 +163,10 @@ grpc::Status GrpcService::ServerStatus(grpc::ServerContext* ctx, const pb::Serve
                                        pb::ServerStatusResponse* resp) {
   CallCount counted(*this);
   return to_grpc(catch_exceptions("", [&] {
-    return protocol_.server_status(ctx->peer(), *resp, caller(*ctx).ok(), req->with_registry());
+    // Counts of everyone's sessions and memory are for local clients (the daemon's user).
+    auto who = caller(*ctx);
+    const bool show_counts = who.ok() && who->host.empty();
+    return protocol_.server_status(*resp, show_counts, req->with_registry());
   }));
 }
 

@@ -9,9 +9,9 @@
 
 namespace et::server {
 
-using etserver::ChannelHeader;
-using etserver::FastCall;
-using etserver::MessageHeader;
+using et::wire::ChannelHeader;
+using et::wire::FastCall;
+using et::wire::MessageHeader;
 
 namespace {
 
@@ -32,18 +32,18 @@ Result<std::shared_ptr<FastChannel>> FastChannel::start(std::shared_ptr<Segment>
                                                         Handler handler, FastChannelTiming timing,
                                                         std::function<void()> on_finished) {
   const size_t size = memory->size();
-  if (size < etserver::kChannelMinBytes || size > etserver::kChannelMaxBytes || size % 4096 != 0) {
+  if (size < et::wire::kChannelMinBytes || size > et::wire::kChannelMaxBytes || size % 4096 != 0) {
     close(link);
     return invalid_argument(fmt::format(
         "fast path: a channel of {} bytes; it must be a multiple of 4096 between {} and {}", size,
-        etserver::kChannelMinBytes, etserver::kChannelMaxBytes));
+        et::wire::kChannelMinBytes, et::wire::kChannelMaxBytes));
   }
   std::shared_ptr<FastChannel> channel(new FastChannel);
   channel->link_ = link;  // closed by the destructor from here on
   ET_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, memory->range(0, size));
   channel->memory_ = std::move(memory);
   channel->base_ = bytes.data();
-  channel->layout_ = etserver::channel_layout(size);
+  channel->layout_ = et::wire::channel_layout(size);
   channel->header_ = reinterpret_cast<ChannelHeader*>(channel->base_);
   channel->handler_ = std::move(handler);
   channel->on_finished_ = std::move(on_finished);
@@ -65,7 +65,7 @@ void FastChannel::stop() {
   shutdown(link_, SHUT_RDWR);
   // The wake can come between the thread's check of stop_ and its sleep; its sleeps
   // end every kStopCheck to look again (a word the client can rewrite cannot tell it).
-  if (header_) etserver::futex_wake(&header_->request_seq);
+  if (header_) et::wire::futex_wake(&header_->request_seq);
 }
 
 void FastChannel::join() {
@@ -78,7 +78,7 @@ bool FastChannel::poll_until(uint32_t last, Clock::time_point until, uint32_t& s
     seq = header_->request_seq.load(std::memory_order_acquire);
     if (seq != last) return true;
     if ((n & 63) == 63 && Clock::now() >= until) return false;
-    etserver::spin_step(n);
+    et::wire::spin_step(n);
   }
 }
 
@@ -90,7 +90,7 @@ bool FastChannel::sleep_until(uint32_t last, Clock::time_point until, uint32_t& 
                         static_cast<long>(ns.count() % 1'000'000'000)};
     header_->daemon_waiting.store(1, std::memory_order_seq_cst);
     seq = header_->request_seq.load(std::memory_order_seq_cst);
-    if (seq == last && !stop_.load()) etserver::futex_wait(&header_->request_seq, last, &left);
+    if (seq == last && !stop_.load()) et::wire::futex_wait(&header_->request_seq, last, &left);
     header_->daemon_waiting.store(0, std::memory_order_relaxed);
     if (stop_.load()) return true;
     seq = header_->request_seq.load(std::memory_order_acquire);
@@ -146,7 +146,7 @@ void FastChannel::answer(uint32_t seq) {
               reply_.size());
   header_->response_seq.store(seq, std::memory_order_seq_cst);
   if (header_->client_waiting.load(std::memory_order_seq_cst) != 0) {
-    etserver::futex_wake(&header_->response_seq);
+    et::wire::futex_wake(&header_->response_seq);
   }
 }
 

@@ -40,7 +40,7 @@ class FastChannel final : public SessionAttachment {
  public:
   // Answers one request: fills `reply` with the response message and returns its gRPC
   // status code (0 OK; else `reply` is the error message). Must not throw.
-  using Handler = std::function<uint32_t(etserver::FastCall kind, std::span<const uint8_t> request,
+  using Handler = std::function<uint32_t(et::wire::FastCall kind, std::span<const uint8_t> request,
                                          std::string& reply)>;
 
   // Starts serving `memory` (a segment adopted from the client's memfd) with
@@ -54,7 +54,7 @@ class FastChannel final : public SessionAttachment {
                                                     std::function<void()> on_finished = {});
 
   // The most bytes a channel's memory may have (proto/fast_path.h).
-  static constexpr uint64_t kMostBytes = etserver::kChannelMaxBytes;
+  static constexpr uint64_t kMostBytes = et::wire::kChannelMaxBytes;
 
   // Stops serving (a request being handled finishes first) and shuts the link down.
   // Non-blocking.
@@ -81,8 +81,8 @@ class FastChannel final : public SessionAttachment {
 
   std::shared_ptr<Segment> memory_;
   uint8_t* base_ = nullptr;
-  etserver::ChannelLayout layout_{};
-  etserver::ChannelHeader* header_ = nullptr;
+  et::wire::ChannelLayout layout_{};
+  et::wire::ChannelHeader* header_ = nullptr;
   int link_ = -1;
   Handler handler_;
   std::function<void()> on_finished_;

@@ -19,12 +19,12 @@
 
 namespace et::server {
 
-using ::etserver::FdReply;
-using ::etserver::FdRequest;
-using ::etserver::kFdLoadProgram;
-using ::etserver::kFdMagic;
-using ::etserver::kFdRegisterSegment;
-using ::etserver::kFdVersion;
+using ::et::wire::FdReply;
+using ::et::wire::FdRequest;
+using ::et::wire::kFdLoadProgram;
+using ::et::wire::kFdMagic;
+using ::et::wire::kFdRegisterSegment;
+using ::et::wire::kFdVersion;
 namespace {
 
 // At most this many clients hold a descriptor connection at once; more wait in the
@@ -159,7 +159,7 @@ bool FdSocket::handle(int conn) {
     return refuse(invalid_argument("descriptor socket: truncated request or too many descriptors"));
   }
   if (req.version != kFdVersion || (req.kind != kFdRegisterSegment && req.kind != kFdLoadProgram &&
-                                    req.kind != etserver::kFdOpenFastPath)) {
+                                    req.kind != et::wire::kFdOpenFastPath)) {
     return refuse(not_supported(
         fmt::format("descriptor socket: version {} kind {} unknown", req.version, req.kind)));
   }
@@ -170,11 +170,12 @@ bool FdSocket::handle(int conn) {
   const std::string token(req.session, sizeof(req.session));
   // Only a process of the session's own user may name it (a token seen by another user
   // the daemon serves is of no use to them).
-  auto cred = etserver::peer_credentials(conn);
-  const SessionOwner caller = cred ? SessionOwner{true, cred->uid, cred->pid} : SessionOwner{};
+  auto cred = et::wire::peer_credentials(conn);
+  const SessionOwner caller =
+      cred ? SessionOwner::local_process(cred->uid, cred->pid) : SessionOwner{};
   if (Status s = core_.check_caller(token, caller); !s.ok()) return refuse(s);
   if (req.kind == kFdLoadProgram) return start_program_load(conn, token, fds[0]);
-  if (req.kind == etserver::kFdOpenFastPath) return open_fast_channel(conn, token, fds[0]);
+  if (req.kind == et::wire::kFdOpenFastPath) return open_fast_channel(conn, token, fds[0]);
   // Takes the descriptor whatever happens.
   Result<uint64_t> id = catch_exceptions("descriptor socket: ",
                                          [&] { return core_.register_segment(token, fds[0]); });
@@ -231,8 +232,8 @@ void FdSocket::serve() {
       if (conn >= 0) {
         // The socket is 0600 (0660 with --socket-group), so only those the daemon serves
         // can connect; checked anyway.
-        auto cred = etserver::peer_credentials(conn);
-        if (std::string why = cred ? etserver::refused_client(*cred, core_.limits().socket_group)
+        auto cred = et::wire::peer_credentials(conn);
+        if (std::string why = cred ? et::wire::refused_client(*cred, core_.limits().socket_group)
                                    : "the kernel does not say who it is";
             !why.empty()) {
           spdlog::warn("descriptor socket: refused a connection: {}", why);

@@ -9,7 +9,7 @@
 namespace et::server {
 namespace {
 
-using etserver::FastCall;
+using et::wire::FastCall;
 
 // Parses `request` as Req, names it as the channel's session, runs `call`, and answers
 // with the response (OK) or the status as gRPC would give it.

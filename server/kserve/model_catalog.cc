@@ -1,4 +1,4 @@
-#include "server/kserve/repository.h"
+#include "server/kserve/model_catalog.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -21,19 +21,18 @@ Status no_repository() {
 
 }  // namespace
 
-ModelRepository::ModelRepository(Core& core, repository::ProgramRepository* programs,
-                                 size_t max_instances)
+ModelCatalog::ModelCatalog(Core& core, repository::ModelRepository* programs, size_t max_instances)
     : core_(core), programs_(programs), max_instances_(max_instances) {
   if (programs_) {
     programs_->observe([this](const std::string& model, uint64_t version,
-                              const std::shared_ptr<const RegisteredProgram>& program) {
+                              const std::shared_ptr<const SharedProgram>& program) {
       set_program(model, version, program);
     });
   }
 }
 
-void ModelRepository::set_program(const std::string& program_model, uint64_t version,
-                                  const std::shared_ptr<const RegisteredProgram>& program) {
+void ModelCatalog::set_program(const std::string& program_model, uint64_t version,
+                               const std::shared_ptr<const SharedProgram>& program) {
   std::map<std::string, Entry> made;
   const std::string version_text = std::to_string(version);
   if (program) {
@@ -64,8 +63,8 @@ void ModelRepository::set_program(const std::string& program_model, uint64_t ver
   }
 }
 
-Result<std::shared_ptr<Model>> ModelRepository::find(const std::string& name,
-                                                     const std::string& version) const {
+Result<std::shared_ptr<Model>> ModelCatalog::find(const std::string& name,
+                                                  const std::string& version) const {
   MutexLock lock(mu_);
   auto it = models_.find(name);
   if (it == models_.end()) {
@@ -93,7 +92,7 @@ Result<std::shared_ptr<Model>> ModelRepository::find(const std::string& name,
   return it->second.model;
 }
 
-std::vector<std::shared_ptr<Model>> ModelRepository::ready() const {
+std::vector<std::shared_ptr<Model>> ModelCatalog::ready() const {
   MutexLock lock(mu_);
   std::vector<std::shared_ptr<Model>> out;
   for (const auto& [n, e] : models_) {
@@ -102,7 +101,7 @@ std::vector<std::shared_ptr<Model>> ModelRepository::ready() const {
   return out;
 }
 
-std::vector<ModelRepository::IndexEntry> ModelRepository::index() const {
+std::vector<ModelCatalog::IndexEntry> ModelCatalog::index() const {
   std::vector<IndexEntry> out;
   {
     MutexLock lock(mu_);
@@ -118,7 +117,7 @@ std::vector<ModelRepository::IndexEntry> ModelRepository::index() const {
   return out;
 }
 
-std::string ModelRepository::program_model_of(const std::string& name) const {
+std::string ModelCatalog::program_model_of(const std::string& name) const {
   {
     MutexLock lock(mu_);
     if (auto it = models_.find(name); it != models_.end()) return it->second.program_model;
@@ -133,12 +132,12 @@ std::string ModelRepository::program_model_of(const std::string& name) const {
   }
 }
 
-Status ModelRepository::load(const std::string& name) {
+Status ModelCatalog::load(const std::string& name) {
   if (!programs_) return no_repository();
   return programs_->load(program_model_of(name));
 }
 
-Status ModelRepository::unload(const std::string& name) {
+Status ModelCatalog::unload(const std::string& name) {
   if (!programs_) return no_repository();
   return programs_->unload(program_model_of(name));
 }

@@ -15,17 +15,17 @@
 #include "port/mutex.h"
 #include "server/core/core.h"
 #include "server/kserve/model.h"
-#include "server/repository/program_repository.h"
+#include "server/repository/model_repository.h"
 
 namespace et::server::kserve {
 
-class ModelRepository {
+class ModelCatalog {
  public:
   // Models of what `programs` serves (null: the daemon has no --models directory; then
   // there are no models and loads are refused). `max_instances`: method instances per
   // model (calls of one model run in parallel on that many).
   // REQUIRES: `programs` not started yet (this observes it from the constructor on).
-  ModelRepository(Core& core, repository::ProgramRepository* programs, size_t max_instances);
+  ModelCatalog(Core& core, repository::ModelRepository* programs, size_t max_instances);
 
   // The ready model `name`; `version` empty or the one served. NotFound naming what
   // exists; Unavailable (with the reason) for a model whose program cannot run.
@@ -46,12 +46,12 @@ class ModelRepository {
  private:
   // Replaces the models of repository model `program_model` (null: removes them).
   void set_program(const std::string& program_model, uint64_t version,
-                   const std::shared_ptr<const RegisteredProgram>& program);
+                   const std::shared_ptr<const SharedProgram>& program);
   // The repository's model for KServe model `name` ("NAME" of "NAME.METHOD").
   std::string program_model_of(const std::string& name) const;
 
   Core& core_;
-  repository::ProgramRepository* programs_;
+  repository::ModelRepository* programs_;
   size_t max_instances_;
 
   struct Entry {

@@ -1,4 +1,4 @@
-#include "server/core/program_registry.h"
+#include "server/core/shared_programs.h"
 
 #include <gtest/gtest.h>
 
@@ -25,15 +25,15 @@ std::vector<uint8_t> fixture(const std::string& name) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-TEST(ProgramRegistry, SessionsSendingOneProgramAtOnceCostOneParse) {
+TEST(SharedPrograms, SessionsSendingOneProgramAtOnceCostOneParse) {
   const std::vector<uint8_t> bytes = fixture("mobilenet_v2_xnnpack.pte");
   ASSERT_GT(bytes.size(), 1000000u);
   // Rounds of sessions released at one instant (as many as this machine runs at once,
   // so they hash side by side and miss the registry together).
   const int sessions = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
   for (int round = 0; round < 5; ++round) {
-    ProgramRegistry registry;
-    std::vector<std::shared_ptr<const RegisteredProgram>> got(sessions);
+    SharedPrograms registry;
+    std::vector<std::shared_ptr<const SharedProgram>> got(sessions);
     std::vector<int> fresh(sessions, -1);
     std::latch start(sessions);
     std::vector<std::thread> threads;
@@ -57,10 +57,10 @@ TEST(ProgramRegistry, SessionsSendingOneProgramAtOnceCostOneParse) {
   }
 }
 
-TEST(ProgramRegistry, AFailedLoadLetsTheWaitersTryThemselves) {
+TEST(SharedPrograms, AFailedLoadLetsTheWaitersTryThemselves) {
   std::vector<uint8_t> bytes = fixture("add.pte");
   bytes.resize(bytes.size() / 2);  // not a program
-  ProgramRegistry registry;
+  SharedPrograms registry;
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&] { EXPECT_FALSE(registry.add(bytes, "").ok()); });
@@ -70,17 +70,17 @@ TEST(ProgramRegistry, AFailedLoadLetsTheWaitersTryThemselves) {
   EXPECT_EQ(registry.size(), 0u);
 }
 
-TEST(ProgramRegistry, SessionsAskingByHashWaitForTheOneSendingTheBytes) {
+TEST(SharedPrograms, SessionsAskingByHashWaitForTheOneSendingTheBytes) {
   const std::vector<uint8_t> bytes = fixture("add.pte");
-  ProgramRegistry registry;
-  const std::string sha = ::etserver::sha256_hex(bytes);
+  SharedPrograms registry;
+  const std::string sha = ::et::wire::sha256_hex(bytes);
   // Session 1 asks first: it is told to send the bytes (its claim outlasts any slow
   // machine, so that session 2 below never finds it run out).
   EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", kBackstop), nullptr);
   // Session 2 asks meanwhile: it waits for session 1's upload and gets its program.
   // (The sleep only makes it most often already waiting; asking after the upload, it
   // finds the program all the same.)
-  std::shared_ptr<const RegisteredProgram> waited;
+  std::shared_ptr<const SharedProgram> waited;
   std::thread second([&] { waited = registry.find_or_await_upload(sha, "", 2, "", kBackstop); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto added = registry.add(bytes, sha, {}, {}, "ipv4:10.0.0.7");
@@ -93,8 +93,8 @@ TEST(ProgramRegistry, SessionsAskingByHashWaitForTheOneSendingTheBytes) {
   EXPECT_EQ(registry.parsed(), 1u);
 }
 
-TEST(ProgramRegistry, AnUploadThatNeverComesStopsTheWaitAtItsDeadline) {
-  ProgramRegistry registry;
+TEST(SharedPrograms, AnUploadThatNeverComesStopsTheWaitAtItsDeadline) {
+  SharedPrograms registry;
   const std::string sha(64, 'a');
   EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", std::chrono::milliseconds(100)), nullptr);
   // Session 2 waits out session 1's window, then is the one told to send.
@@ -103,10 +103,10 @@ TEST(ProgramRegistry, AnUploadThatNeverComesStopsTheWaitAtItsDeadline) {
   EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", std::chrono::milliseconds(100)), nullptr);
 }
 
-TEST(ProgramRegistry, AReleasedProgramStaysLoadedForTheNextSession) {
+TEST(SharedPrograms, AReleasedProgramStaysLoadedForTheNextSession) {
   const std::vector<uint8_t> bytes = fixture("add.pte");
-  const std::string sha = ::etserver::sha256_hex(bytes);
-  ProgramRegistry registry;
+  const std::string sha = ::et::wire::sha256_hex(bytes);
+  SharedPrograms registry;
   registry.set_keep_warm(std::chrono::seconds(60), uint64_t{1} << 30);
   {
     auto added = registry.add(bytes, sha);
@@ -117,9 +117,9 @@ TEST(ProgramRegistry, AReleasedProgramStaysLoadedForTheNextSession) {
   EXPECT_EQ(registry.parsed(), 1u);
 }
 
-TEST(ProgramRegistry, KeptProgramsGoWhenTheirTimeIsUpOrTheBytesRunOut) {
+TEST(SharedPrograms, KeptProgramsGoWhenTheirTimeIsUpOrTheBytesRunOut) {
   const std::vector<uint8_t> add = fixture("add.pte"), mlp = fixture("mlp.pte");
-  ProgramRegistry registry;
+  SharedPrograms registry;
   // Room for the larger program alone: keeping the second lets the first go.
   registry.set_keep_warm(std::chrono::milliseconds(50), std::max(add.size(), mlp.size()));
   for (const auto* bytes : {&add, &mlp}) {
@@ -127,18 +127,18 @@ TEST(ProgramRegistry, KeptProgramsGoWhenTheirTimeIsUpOrTheBytesRunOut) {
     ASSERT_TRUE(added.ok());
     registry.keep_warm(added->first);
   }
-  EXPECT_EQ(registry.find(::etserver::sha256_hex(add)), nullptr);
-  EXPECT_NE(registry.find(::etserver::sha256_hex(mlp)), nullptr);
+  EXPECT_EQ(registry.find(::et::wire::sha256_hex(add)), nullptr);
+  EXPECT_NE(registry.find(::et::wire::sha256_hex(mlp)), nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(80));  // at least: past the 50 ms
   registry.drop_expired();
-  EXPECT_EQ(registry.find(::etserver::sha256_hex(mlp)), nullptr);
+  EXPECT_EQ(registry.find(::et::wire::sha256_hex(mlp)), nullptr);
   // Keeping off (0 s): a released program goes at once.
   registry.set_keep_warm(std::chrono::seconds(0), uint64_t{1} << 30);
   auto added = registry.add(add, "");
   ASSERT_TRUE(added.ok());
   registry.keep_warm(added->first);
   added = Status();  // the session's reference is gone
-  EXPECT_EQ(registry.find(::etserver::sha256_hex(add)), nullptr);
+  EXPECT_EQ(registry.find(::et::wire::sha256_hex(add)), nullptr);
 }
 
 // The waits below tell "ended by what the test did" from "ran out": a claim or a
@@ -146,8 +146,8 @@ TEST(ProgramRegistry, KeptProgramsGoWhenTheirTimeIsUpOrTheBytesRunOut) {
 // sooner does so long before half of it, however slow the machine.
 constexpr auto kSooner = std::chrono::duration_cast<std::chrono::milliseconds>(kBackstop) / 2;
 
-TEST(ProgramRegistry, WhenTheSenderGoesTheWaitersStopWaiting) {
-  ProgramRegistry registry;
+TEST(SharedPrograms, WhenTheSenderGoesTheWaitersStopWaiting) {
+  SharedPrograms registry;
   const std::string sha(64, 'b');
   EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, "", kBackstop), nullptr);
   const auto start = std::chrono::steady_clock::now();
@@ -166,7 +166,7 @@ TEST(ProgramRegistry, WhenTheSenderGoesTheWaitersStopWaiting) {
 // give up while `meanwhile(waiter_done)` ran on this thread (session 1 holds the claim,
 // on `claim_peer`, for `claim`).
 std::chrono::milliseconds waited_for(
-    ProgramRegistry& registry, const std::string& claim_peer, std::chrono::milliseconds claim,
+    SharedPrograms& registry, const std::string& claim_peer, std::chrono::milliseconds claim,
     const std::string& peer, const std::function<void(const std::atomic<bool>&)>& meanwhile) {
   const std::string sha(64, 'c');
   EXPECT_EQ(registry.find_or_await_upload(sha, "", 1, claim_peer, claim), nullptr);
@@ -184,8 +184,8 @@ std::chrono::milliseconds waited_for(
   return took;
 }
 
-TEST(ProgramRegistry, TheSenderAskingAgainDoesNotExtendTheWait) {
-  ProgramRegistry registry;
+TEST(SharedPrograms, TheSenderAskingAgainDoesNotExtendTheWait) {
+  SharedPrograms registry;
   const auto took = waited_for(
       registry, "", std::chrono::milliseconds(200), "", [&](const std::atomic<bool>& done) {
         // Session 1 asks again and again until session 2 stops waiting: were each ask
@@ -201,24 +201,24 @@ TEST(ProgramRegistry, TheSenderAskingAgainDoesNotExtendTheWait) {
   EXPECT_LT(took, kSooner) << "the claim was renewed by re-asking";
 }
 
-TEST(ProgramRegistry, OnlySessionsOfOnePeerWaitForEachOther) {
-  ProgramRegistry registry;
+TEST(SharedPrograms, OnlySessionsOfOnePeerWaitForEachOther) {
+  SharedPrograms registry;
   const auto took =
       waited_for(registry, "ipv4:10.0.0.7", kBackstop, "", [](const std::atomic<bool>&) {});
   EXPECT_LT(took, kSooner) << "a local session waited for a remote sender";
 }
 
-TEST(ProgramRegistry, AStoppingDaemonOrARefusedUploadEndsTheWait) {
+TEST(SharedPrograms, AStoppingDaemonOrARefusedUploadEndsTheWait) {
   // The sleeps make the waiter most often waiting already; one not yet waiting ends at
   // once all the same.
-  ProgramRegistry stopping;
+  SharedPrograms stopping;
   EXPECT_LT(waited_for(stopping, "", kBackstop, "",
                        [&](const std::atomic<bool>&) {
                          std::this_thread::sleep_for(std::chrono::milliseconds(50));
                          stopping.stop_waiting();
                        }),
             kSooner);
-  ProgramRegistry refused;
+  SharedPrograms refused;
   EXPECT_LT(waited_for(refused, "", kBackstop, "",
                        [&](const std::atomic<bool>&) {
                          std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -227,9 +227,9 @@ TEST(ProgramRegistry, AStoppingDaemonOrARefusedUploadEndsTheWait) {
             kSooner);
 }
 
-TEST(ProgramRegistry, BytesThatAreNotWhatTheCallerSaysAreRefusedEvenWhenLoaded) {
+TEST(SharedPrograms, BytesThatAreNotWhatTheCallerSaysAreRefusedEvenWhenLoaded) {
   const std::vector<uint8_t> bytes = fixture("add.pte");
-  ProgramRegistry registry;
+  SharedPrograms registry;
   auto first = registry.add(bytes, "");
   ASSERT_TRUE(first.ok());
   auto wrong = registry.add(bytes, std::string(64, 'e'));

@@ -15,7 +15,7 @@
 // Versions: Triton's layout numbers them by directory. In the flat layout a model
 // starts at version 1 and each new content of its file is the next version.
 //
-// Each served program is also the daemon's preloaded program (ProgramRegistry) named
+// Each served program is also the daemon's preloaded program (SharedPrograms) named
 // after its file in the flat layout ("add.pte") and after its model in Triton's
 // ("resnet"), so that sessions of the daemon's own protocol load it by that name.
 //
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "port/mutex.h"
-#include "server/core/program_registry.h"
+#include "server/core/shared_programs.h"
 #include "server/repository/layout.h"
 #include "server/repository/watcher.h"
 
@@ -62,19 +62,19 @@ struct ModelState {
   std::string reason;    // why not ready
 };
 
-class ProgramRepository {
+class ModelRepository {
  public:
   // Told of every change of what a model serves, in order, one at a time: the version
   // and program now served, or null when the model is no longer served.
   using Observer = std::function<void(const std::string& model, uint64_t version,
-                                      const std::shared_ptr<const RegisteredProgram>& program)>;
+                                      const std::shared_ptr<const SharedProgram>& program)>;
 
   // Reads nothing yet: start() does. From now until start() has loaded, the registry's
   // preloaded-name lookups wait (the daemon listens meanwhile). IoError when `o.dir`
   // is not a readable directory.
-  static Result<std::unique_ptr<ProgramRepository>> open(ProgramRegistry& registry,
-                                                         RepositoryOptions o);
-  ~ProgramRepository();  // stops following the directory
+  static Result<std::unique_ptr<ModelRepository>> open(SharedPrograms& registry,
+                                                       RepositoryOptions o);
+  ~ModelRepository();  // stops following the directory
   // Stops following the directory (poll mode): no observer is told anything after this
   // returns.
   void stop_following() { watcher_.reset(); }
@@ -100,8 +100,8 @@ class ProgramRepository {
   // not loaded, by model then version.
   std::vector<ModelState> index() const;
   // The version and program `model` serves (null when none).
-  std::shared_ptr<const RegisteredProgram> served(const std::string& model,
-                                                  uint64_t* version = nullptr) const;
+  std::shared_ptr<const SharedProgram> served(const std::string& model,
+                                              uint64_t* version = nullptr) const;
   size_t served_count() const;
 
   ModelControl control() const { return o_.control; }
@@ -115,7 +115,7 @@ class ProgramRepository {
   void refresh(const std::set<std::string>& being_written = {});
 
  private:
-  ProgramRepository(ProgramRegistry& registry, RepositoryOptions o)
+  ModelRepository(SharedPrograms& registry, RepositoryOptions o)
       : registry_(registry), o_(std::move(o)) {}
 
   struct Served {
@@ -123,7 +123,7 @@ class ProgramRepository {
     std::string path;
     FileStamp stamp, data_stamp;
     std::string registry_name;
-    std::shared_ptr<const RegisteredProgram> program;
+    std::shared_ptr<const SharedProgram> program;
   };
   struct Failure {
     uint64_t version = 0;
@@ -142,9 +142,9 @@ class ProgramRepository {
                    const FileStamp& data_stamp, bool renew);
   void stop_serving(const std::string& model, const std::string& why);  // REQUIRES: load_mu_
   void tell(const std::string& model, uint64_t version,
-            const std::shared_ptr<const RegisteredProgram>& program);
+            const std::shared_ptr<const SharedProgram>& program);
 
-  ProgramRegistry& registry_;
+  SharedPrograms& registry_;
   const RepositoryOptions o_;
   std::vector<Observer> observers_;
   std::unique_ptr<DirectoryWatcher> watcher_;

@@ -1,7 +1,7 @@
 // The model repository against a real directory: both layouts, the three control
 // modes, and poll mode following files added, rewritten, half-written, corrupted and
 // removed under it.
-#include "server/repository/program_repository.h"
+#include "server/repository/model_repository.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -54,11 +54,11 @@ class Repo : public ::testing::Test {
     repo_.reset();
     fs::remove_all(dir_);
   }
-  ProgramRepository& open(ModelControl control, std::vector<std::string> load = {}) {
+  ModelRepository& open(ModelControl control, std::vector<std::string> load = {}) {
     RepositoryOptions o{dir_.string(), control, std::move(load), 50ms, 0ms};
-    repo_ = ProgramRepository::open(registry_, o).value();
+    repo_ = ModelRepository::open(registry_, o).value();
     repo_->observe([this](const std::string& model, uint64_t version,
-                          const std::shared_ptr<const RegisteredProgram>& program) {
+                          const std::shared_ptr<const SharedProgram>& program) {
       std::lock_guard<std::mutex> lock(mu_);
       told_.push_back(model + "@" + std::to_string(version) + (program ? "" : " gone"));
     });
@@ -74,8 +74,8 @@ class Repo : public ::testing::Test {
   }
 
   fs::path dir_;
-  ProgramRegistry registry_;
-  std::unique_ptr<ProgramRepository> repo_;
+  SharedPrograms registry_;
+  std::unique_ptr<ModelRepository> repo_;
   std::mutex mu_;
   std::vector<std::string> told_;
 };
@@ -287,7 +287,7 @@ TEST_F(Repo, ATouchedFileKeepsItsProgramAndABadRewriteKeepsTheVersionServed) {
 TEST_F(Repo, TheDirectoryIsSpelledOneWay) {
   write_file(dir_ / "add.pte", bytes_of(fixture("add.pte")));
   RepositoryOptions o{dir_.string() + "//", ModelControl::kNone, {}, 50ms, 0ms};
-  repo_ = ProgramRepository::open(registry_, o).value();
+  repo_ = ModelRepository::open(registry_, o).value();
   EXPECT_EQ(repo_->dir(), dir_.string());
   // The watcher's name for a file being written (the directory, "/", the name) is the
   // listing's: it is not read.

@@ -1,4 +1,4 @@
-#include "server/repository/program_repository.h"
+#include "server/repository/model_repository.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -66,8 +66,8 @@ std::string registry_name_of(const ProgramFile& f) { return f.flat() ? f.model +
 
 }  // namespace
 
-Result<std::unique_ptr<ProgramRepository>> ProgramRepository::open(ProgramRegistry& registry,
-                                                                   RepositoryOptions o) {
+Result<std::unique_ptr<ModelRepository>> ModelRepository::open(SharedPrograms& registry,
+                                                               RepositoryOptions o) {
   std::error_code ec;
   if (!std::filesystem::is_directory(o.dir, ec)) {
     return io_error(fmt::format("--models {}: not a directory{}", printable(o.dir),
@@ -86,12 +86,12 @@ Result<std::unique_ptr<ProgramRepository>> ProgramRepository::open(ProgramRegist
   // From now on (the daemon listens before start() runs), sessions asking for a
   // preloaded name wait for the first loads.
   registry.set_repository_loading(true);
-  return std::unique_ptr<ProgramRepository>(new ProgramRepository(registry, std::move(o)));
+  return std::unique_ptr<ModelRepository>(new ModelRepository(registry, std::move(o)));
 }
 
-ProgramRepository::~ProgramRepository() { watcher_.reset(); }
+ModelRepository::~ModelRepository() { watcher_.reset(); }
 
-Status ProgramRepository::start() {
+Status ModelRepository::start() {
   Status watching;
   if (o_.control == ModelControl::kPoll) {
     // Watching first: a change made while the first loads run is seen after them.
@@ -122,7 +122,7 @@ Status ProgramRepository::start() {
   return watching;
 }
 
-void ProgramRepository::refresh(const std::set<std::string>& being_written) {
+void ModelRepository::refresh(const std::set<std::string>& being_written) {
   MutexLock load_lock(load_mu_);
   auto listing = list_repository(o_.dir);
   if (!listing.ok()) {
@@ -152,8 +152,8 @@ void ProgramRepository::refresh(const std::set<std::string>& being_written) {
   }
 }
 
-Status ProgramRepository::reconcile(const std::string& model, const std::vector<ProgramFile>& files,
-                                    const std::set<std::string>& being_written, bool renew) {
+Status ModelRepository::reconcile(const std::string& model, const std::vector<ProgramFile>& files,
+                                  const std::set<std::string>& being_written, bool renew) {
   auto writing = [&](const ProgramFile& f) {
     return being_written.count(f.path) ||
            (!f.data_path.empty() && being_written.count(f.data_path));
@@ -221,9 +221,8 @@ Status ProgramRepository::reconcile(const std::string& model, const std::vector<
   return newest;
 }
 
-Status ProgramRepository::load_file(const std::string& model, const ProgramFile& f,
-                                    const FileStamp& stamp, const FileStamp& data_stamp,
-                                    bool renew) {
+Status ModelRepository::load_file(const std::string& model, const ProgramFile& f,
+                                  const FileStamp& stamp, const FileStamp& data_stamp, bool renew) {
   std::optional<Served> current;
   {
     MutexLock lock(mu_);
@@ -256,8 +255,8 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
   // The same bytes again (touched, or copied over with themselves): the program served
   // stays (no second copy is loaded); only the stamps are new.
   if (current && current->path == f.path &&
-      current->program->sha256 == ::etserver::sha256_hex(*bytes) &&
-      current->program->data_sha256 == (data.empty() ? "" : ::etserver::sha256_hex(data))) {
+      current->program->sha256 == ::et::wire::sha256_hex(*bytes) &&
+      current->program->data_sha256 == (data.empty() ? "" : ::et::wire::sha256_hex(data))) {
     {
       MutexLock lock(mu_);
       served_[model].stamp = stamp;
@@ -287,7 +286,7 @@ Status ProgramRepository::load_file(const std::string& model, const ProgramFile&
   return Status();
 }
 
-void ProgramRepository::stop_serving(const std::string& model, const std::string& why) {
+void ModelRepository::stop_serving(const std::string& model, const std::string& why) {
   std::optional<Served> was;
   {
     MutexLock lock(mu_);
@@ -301,12 +300,12 @@ void ProgramRepository::stop_serving(const std::string& model, const std::string
   tell(model, 0, nullptr);
 }
 
-void ProgramRepository::tell(const std::string& model, uint64_t version,
-                             const std::shared_ptr<const RegisteredProgram>& program) {
+void ModelRepository::tell(const std::string& model, uint64_t version,
+                           const std::shared_ptr<const SharedProgram>& program) {
   for (const Observer& o : observers_) o(model, version, program);
 }
 
-Status ProgramRepository::load(const std::string& name) {
+Status ModelRepository::load(const std::string& name) {
   if (o_.control != ModelControl::kExplicit) {
     return failed_precondition(fmt::format(
         "the model repository is in mode '{}': load requests need --model-control-mode explicit "
@@ -344,7 +343,7 @@ Status ProgramRepository::load(const std::string& name) {
   return Status();
 }
 
-Status ProgramRepository::unload(const std::string& name) {
+Status ModelRepository::unload(const std::string& name) {
   if (o_.control != ModelControl::kExplicit) {
     return failed_precondition(fmt::format(
         "the model repository is in mode '{}': unload requests need --model-control-mode "
@@ -358,8 +357,8 @@ Status ProgramRepository::unload(const std::string& name) {
   return Status();
 }
 
-std::shared_ptr<const RegisteredProgram> ProgramRepository::served(const std::string& model,
-                                                                   uint64_t* version) const {
+std::shared_ptr<const SharedProgram> ModelRepository::served(const std::string& model,
+                                                             uint64_t* version) const {
   MutexLock lock(mu_);
   auto it = served_.find(model);
   if (it == served_.end()) return nullptr;
@@ -367,12 +366,12 @@ std::shared_ptr<const RegisteredProgram> ProgramRepository::served(const std::st
   return it->second.program;
 }
 
-size_t ProgramRepository::served_count() const {
+size_t ModelRepository::served_count() const {
   MutexLock lock(mu_);
   return served_.size();
 }
 
-std::vector<ModelState> ProgramRepository::index() const {
+std::vector<ModelState> ModelRepository::index() const {
   std::map<std::string, std::vector<ModelState>> by_model;
   {
     MutexLock lock(mu_);

@@ -22,8 +22,8 @@
 
 namespace et::server {
 
-struct RegisteredProgram {
-  ~RegisteredProgram();  // logs the unload
+struct SharedProgram {
+  ~SharedProgram();  // logs the unload
   std::string sha256;
   std::string data_sha256;  // of its external data file (.ptd), or empty
   std::string name;         // preloaded file name, or empty
@@ -42,12 +42,12 @@ struct RegisteredProgram {
 };
 
 // Thread-safe.
-class ProgramRegistry {
+class SharedPrograms {
  public:
   // The program with this hash (and external data with `data_sha256`; empty: none), if
   // some session (or the preload) holds it; else null.
-  std::shared_ptr<const RegisteredProgram> find(const std::string& sha256,
-                                                const std::string& data_sha256 = {}) const;
+  std::shared_ptr<const SharedProgram> find(const std::string& sha256,
+                                            const std::string& data_sha256 = {}) const;
   // find(), except when another caller (`asker` differs) was just told this content is
   // missing and is expected to send it: then waits for that upload (at most `max_wait`)
   // and returns its program, so that many sessions starting at once send a program
@@ -55,11 +55,10 @@ class ProgramRegistry {
   // `max_wait`; after that, or once an add() of the content ends, others stop waiting).
   // Only callers of one `peer` (Core's peer key) wait for each other; each waits
   // at most `max_wait` from its call, and not at all once stop_waiting() was called.
-  std::shared_ptr<const RegisteredProgram> find_or_await_upload(const std::string& sha256,
-                                                                const std::string& data_sha256,
-                                                                uint64_t asker,
-                                                                const std::string& peer,
-                                                                std::chrono::milliseconds max_wait);
+  std::shared_ptr<const SharedProgram> find_or_await_upload(const std::string& sha256,
+                                                            const std::string& data_sha256,
+                                                            uint64_t asker, const std::string& peer,
+                                                            std::chrono::milliseconds max_wait);
   // `asker`'s upload of this content ended without add() (refused before it): the
   // others stop waiting for it.
   void release_claim(const std::string& sha256, const std::string& data_sha256, uint64_t asker);
@@ -70,7 +69,7 @@ class ProgramRegistry {
   // The preloaded program named `name`, or null. While the daemon's model repository
   // is loading at start (set_repository_loading), waits for that to end, at most
   // `max_wait`, before answering null.
-  std::shared_ptr<const RegisteredProgram> find_preloaded(
+  std::shared_ptr<const SharedProgram> find_preloaded(
       const std::string& name, std::chrono::milliseconds max_wait = {}) const;
   // Whether the model repository is loading its programs at start (find_preloaded waits).
   void set_repository_loading(bool loading);
@@ -84,7 +83,7 @@ class ProgramRegistry {
   // Errors: InvalidArgument on a hash mismatch; DataFile::load's and Program::load's.
   // `uploader` (the sending session's peer key; empty for local clients) is noted as
   // having sent the content before any other caller can find it.
-  Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> add(
+  Result<std::pair<std::shared_ptr<const SharedProgram>, bool>> add(
       std::span<const uint8_t> bytes, const std::string& expected_sha256,
       std::span<const uint8_t> data = {}, const std::string& expected_data_sha256 = {},
       const std::string& uploader = {});
@@ -93,9 +92,9 @@ class ProgramRegistry {
   // the preloaded name `name` stands for (the model repository's), replacing the one
   // held under that name, which sessions holding it keep. Errors: those of add(), and
   // InvalidArgument for a program that keeps tensors in a .ptd when `data` is empty.
-  Result<std::shared_ptr<const RegisteredProgram>> preload(std::span<const uint8_t> bytes,
-                                                           std::span<const uint8_t> data,
-                                                           const std::string& name);
+  Result<std::shared_ptr<const SharedProgram>> preload(std::span<const uint8_t> bytes,
+                                                       std::span<const uint8_t> data,
+                                                       const std::string& name);
 
   std::vector<std::string> preloaded_names() const;
   // Stops holding the preloaded program `name` (a KServe unload); sessions that hold
@@ -108,7 +107,7 @@ class ProgramRegistry {
   // parsed with its weights packed, instead of sending and parsing it again. At most
   // `max_bytes` of programs are kept this way; the least recently released go first.
   // A program kept again has its time restarted.
-  void keep_warm(std::shared_ptr<const RegisteredProgram> program);
+  void keep_warm(std::shared_ptr<const SharedProgram> program);
   void set_keep_warm(std::chrono::milliseconds keep_for, uint64_t max_bytes);
   // --vet: add() runs `vet` on content it has not loaded before (its copies: the
   // program, the data file maybe empty, and their content key) and refuses it with vet's
@@ -126,8 +125,8 @@ class ProgramRegistry {
   Vet vet_;
   mutable Mutex mu_;
   // Entries live while a session (or preloaded_) holds them.
-  mutable std::map<std::string, std::weak_ptr<const RegisteredProgram>> by_hash_ ET_GUARDED_BY(mu_);
-  std::map<std::string, std::shared_ptr<const RegisteredProgram>> preloaded_ ET_GUARDED_BY(mu_);
+  mutable std::map<std::string, std::weak_ptr<const SharedProgram>> by_hash_ ET_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const SharedProgram>> preloaded_ ET_GUARDED_BY(mu_);
   // Contents being copied and parsed by an add(); another add() of the same content
   // waits for it (loaded_ is notified) instead of copying and parsing it again.
   std::set<std::string> loading_ ET_GUARDED_BY(mu_);
@@ -144,7 +143,7 @@ class ProgramRegistry {
   mutable std::condition_variable repository_loaded_;
   // Programs kept loaded after their sessions let them go, oldest first (keep_warm()).
   struct Warm {
-    std::shared_ptr<const RegisteredProgram> program;
+    std::shared_ptr<const SharedProgram> program;
     std::chrono::steady_clock::time_point until;
   };
   std::list<Warm> warm_ ET_GUARDED_BY(mu_);

@@ -1,4 +1,4 @@
-#include "server/core/program_registry.h"
+#include "server/core/shared_programs.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -11,17 +11,17 @@
 
 namespace et::server {
 
-void RegisteredProgram::note_uploader(const std::string& peer) const {
+void SharedProgram::note_uploader(const std::string& peer) const {
   MutexLock lock(uploaders_mu_);
   uploaders_.insert(peer);
 }
 
-bool RegisteredProgram::uploaded_by(const std::string& peer) const {
+bool SharedProgram::uploaded_by(const std::string& peer) const {
   MutexLock lock(uploaders_mu_);
   return uploaders_.count(peer) > 0;
 }
 
-RegisteredProgram::~RegisteredProgram() {
+SharedProgram::~SharedProgram() {
   if (program) spdlog::info("program {} unloaded (no session holds it)", sha256.substr(0, 12));
 }
 
@@ -44,14 +44,14 @@ Result<Copies> copy_and_hash(std::span<const uint8_t> bytes, const std::string& 
                              const std::string& expected_data_sha256) {
   Copies c;
   c.program = ProgramBytes::copy_of(bytes);
-  c.sha256 = ::etserver::sha256_hex(c.program->bytes());
+  c.sha256 = ::et::wire::sha256_hex(c.program->bytes());
   if (!expected_sha256.empty() && expected_sha256 != c.sha256) {
     return invalid_argument(
         fmt::format("sha256: the program's bytes hash to {}, not {}", c.sha256, expected_sha256));
   }
   if (!data.empty()) {
     c.data = ProgramBytes::copy_of(data);
-    c.data_sha256 = ::etserver::sha256_hex(c.data->bytes());
+    c.data_sha256 = ::et::wire::sha256_hex(c.data->bytes());
     if (!expected_data_sha256.empty() && expected_data_sha256 != c.data_sha256) {
       return invalid_argument(fmt::format("data_sha256: the data file's bytes hash to {}, not {}",
                                           c.data_sha256, expected_data_sha256));
@@ -65,7 +65,7 @@ Result<Copies> copy_and_hash(std::span<const uint8_t> bytes, const std::string& 
   return c;
 }
 
-Result<std::shared_ptr<RegisteredProgram>> load_entry(Copies c) {
+Result<std::shared_ptr<SharedProgram>> load_entry(Copies c) {
   std::shared_ptr<const DataFile> data;
   if (c.data) {
     auto loaded = DataFile::load(c.data);
@@ -73,7 +73,7 @@ Result<std::shared_ptr<RegisteredProgram>> load_entry(Copies c) {
     data = std::move(loaded).value();
   }
   ET_ASSIGN_OR_RETURN(std::shared_ptr<const Program> program, Program::load(c.program, data));
-  auto entry = std::make_shared<RegisteredProgram>();
+  auto entry = std::make_shared<SharedProgram>();
   entry->sha256 = c.sha256;
   entry->data_sha256 = c.data_sha256;
   entry->size_bytes = c.program->bytes().size();
@@ -84,8 +84,8 @@ Result<std::shared_ptr<RegisteredProgram>> load_entry(Copies c) {
 
 }  // namespace
 
-std::shared_ptr<const RegisteredProgram> ProgramRegistry::find(
-    const std::string& sha256, const std::string& data_sha256) const {
+std::shared_ptr<const SharedProgram> SharedPrograms::find(const std::string& sha256,
+                                                          const std::string& data_sha256) const {
   MutexLock lock(mu_);
   auto it = by_hash_.find(content_key(sha256, data_sha256));
   if (it == by_hash_.end()) return nullptr;
@@ -94,7 +94,7 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find(
   return held;
 }
 
-std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_or_await_upload(
+std::shared_ptr<const SharedProgram> SharedPrograms::find_or_await_upload(
     const std::string& sha256, const std::string& data_sha256, uint64_t asker,
     const std::string& peer, std::chrono::milliseconds max_wait) {
   const std::string key = content_key(sha256, data_sha256);
@@ -123,8 +123,8 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_or_await_upload(
   }
 }
 
-void ProgramRegistry::release_claim(const std::string& sha256, const std::string& data_sha256,
-                                    uint64_t asker) {
+void SharedPrograms::release_claim(const std::string& sha256, const std::string& data_sha256,
+                                   uint64_t asker) {
   {
     MutexLock lock(mu_);
     auto it = awaited_.find(content_key(sha256, data_sha256));
@@ -134,7 +134,7 @@ void ProgramRegistry::release_claim(const std::string& sha256, const std::string
   loaded_.notify_all();
 }
 
-void ProgramRegistry::stop_waiting() {
+void SharedPrograms::stop_waiting() {
   {
     MutexLock lock(mu_);
     stop_waiting_ = true;
@@ -143,7 +143,7 @@ void ProgramRegistry::stop_waiting() {
   repository_loaded_.notify_all();
 }
 
-void ProgramRegistry::forget_asker(uint64_t asker) {
+void SharedPrograms::forget_asker(uint64_t asker) {
   {
     MutexLock lock(mu_);
     for (auto it = awaited_.begin(); it != awaited_.end();) {
@@ -153,14 +153,14 @@ void ProgramRegistry::forget_asker(uint64_t asker) {
   loaded_.notify_all();
 }
 
-void ProgramRegistry::set_keep_warm(std::chrono::milliseconds keep_for, uint64_t max_bytes) {
+void SharedPrograms::set_keep_warm(std::chrono::milliseconds keep_for, uint64_t max_bytes) {
   MutexLock lock(mu_);
   keep_for_ = keep_for;
   keep_max_bytes_ = max_bytes;
 }
 
-void ProgramRegistry::keep_warm(std::shared_ptr<const RegisteredProgram> program) {
-  std::vector<std::shared_ptr<const RegisteredProgram>> released;  // freed outside the lock
+void SharedPrograms::keep_warm(std::shared_ptr<const SharedProgram> program) {
+  std::vector<std::shared_ptr<const SharedProgram>> released;  // freed outside the lock
   {
     MutexLock lock(mu_);
     const uint64_t bytes = program->size_bytes + program->data_size_bytes;
@@ -176,7 +176,7 @@ void ProgramRegistry::keep_warm(std::shared_ptr<const RegisteredProgram> program
     warm_.push_back(Warm{std::move(program), std::chrono::steady_clock::now() + keep_for_});
     warm_bytes_ += bytes;
     while (warm_bytes_ > keep_max_bytes_) {
-      const RegisteredProgram& oldest = *warm_.front().program;
+      const SharedProgram& oldest = *warm_.front().program;
       warm_bytes_ -= oldest.size_bytes + oldest.data_size_bytes;
       released.push_back(std::move(warm_.front().program));
       warm_.pop_front();
@@ -184,8 +184,8 @@ void ProgramRegistry::keep_warm(std::shared_ptr<const RegisteredProgram> program
   }
 }
 
-void ProgramRegistry::drop_expired() {
-  std::vector<std::shared_ptr<const RegisteredProgram>> released;  // freed outside the lock
+void SharedPrograms::drop_expired() {
+  std::vector<std::shared_ptr<const SharedProgram>> released;  // freed outside the lock
   {
     MutexLock lock(mu_);
     const auto now = std::chrono::steady_clock::now();
@@ -201,7 +201,7 @@ void ProgramRegistry::drop_expired() {
   }
 }
 
-std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
+std::shared_ptr<const SharedProgram> SharedPrograms::find_preloaded(
     const std::string& name, std::chrono::milliseconds max_wait) const {
   MutexLock lock(mu_);
   const auto give_up = std::chrono::steady_clock::now() + max_wait;
@@ -215,7 +215,7 @@ std::shared_ptr<const RegisteredProgram> ProgramRegistry::find_preloaded(
   }
 }
 
-void ProgramRegistry::set_repository_loading(bool loading) {
+void SharedPrograms::set_repository_loading(bool loading) {
   {
     MutexLock lock(mu_);
     repository_loading_ = loading;
@@ -223,15 +223,15 @@ void ProgramRegistry::set_repository_loading(bool loading) {
   repository_loaded_.notify_all();
 }
 
-Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistry::add(
+Result<std::pair<std::shared_ptr<const SharedProgram>, bool>> SharedPrograms::add(
     std::span<const uint8_t> bytes, const std::string& expected_sha256,
     std::span<const uint8_t> data, const std::string& expected_data_sha256,
     const std::string& uploader) {
   // Hashed where the bytes are (a client's shared memory, maybe): many sessions sending
   // one program at once cost one copy and one parse. A client changing its bytes
   // meanwhile only gets a hash of something else here; the copies are hashed again.
-  const std::string sha = ::etserver::sha256_hex(bytes);
-  const std::string data_sha = data.empty() ? "" : ::etserver::sha256_hex(data);
+  const std::string sha = ::et::wire::sha256_hex(bytes);
+  const std::string data_sha = data.empty() ? "" : ::et::wire::sha256_hex(data);
   const std::string seen = content_key(sha, data_sha);
   // Bytes that are not what the caller says they are take the checked path below (its
   // errors name the mismatch); only matching ones may be answered by what is loaded.
@@ -253,7 +253,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
     loading_.insert(seen);
   }
   struct Done {  // whatever happens below, waiters for `seen` are let go
-    ProgramRegistry& r;
+    SharedPrograms& r;
     const std::string& key;
     bool loading;  // this call holds `key` in loading_
     ~Done() {
@@ -279,7 +279,7 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
   }
   // Parse outside the lock: loading a large program must not stall other sessions.
   parsed_.fetch_add(1, std::memory_order_relaxed);
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<SharedProgram> entry, load_entry(std::move(copies)));
   entry->note_uploader(uploader);
   MutexLock lock(mu_);
   auto& slot = by_hash_[key];
@@ -288,35 +288,36 @@ Result<std::pair<std::shared_ptr<const RegisteredProgram>, bool>> ProgramRegistr
     return std::make_pair(held, true);
   }
   slot = entry;
-  return std::make_pair(std::shared_ptr<const RegisteredProgram>(entry), false);
+  return std::make_pair(std::shared_ptr<const SharedProgram>(entry), false);
 }
 
-Result<std::shared_ptr<const RegisteredProgram>> ProgramRegistry::preload(
-    std::span<const uint8_t> bytes, std::span<const uint8_t> data, const std::string& name) {
+Result<std::shared_ptr<const SharedProgram>> SharedPrograms::preload(std::span<const uint8_t> bytes,
+                                                                     std::span<const uint8_t> data,
+                                                                     const std::string& name) {
   ET_ASSIGN_OR_RETURN(Copies copies, copy_and_hash(bytes, "", data, ""));
   const std::string key = content_key(copies.sha256, copies.data_sha256);
-  ET_ASSIGN_OR_RETURN(std::shared_ptr<RegisteredProgram> entry, load_entry(std::move(copies)));
+  ET_ASSIGN_OR_RETURN(std::shared_ptr<SharedProgram> entry, load_entry(std::move(copies)));
   // The operator's model is served only when its methods can load: one whose .ptd is
   // missing is refused here, naming the tensor, rather than served unusable.
   ET_RETURN_IF_ERROR(entry->program->check_data_given());
   entry->name = name;
-  std::shared_ptr<const RegisteredProgram> replaced;  // released outside the lock (it logs)
+  std::shared_ptr<const SharedProgram> replaced;  // released outside the lock (it logs)
   MutexLock lock(mu_);
   replaced = std::move(preloaded_[name]);
   preloaded_[name] = entry;
   by_hash_[key] = entry;
-  return std::shared_ptr<const RegisteredProgram>(entry);
+  return std::shared_ptr<const SharedProgram>(entry);
 }
 
-std::vector<std::string> ProgramRegistry::preloaded_names() const {
+std::vector<std::string> SharedPrograms::preloaded_names() const {
   MutexLock lock(mu_);
   std::vector<std::string> names;
   for (const auto& [name, entry] : preloaded_) names.push_back(name);
   return names;
 }
 
-bool ProgramRegistry::unload_preloaded(const std::string& name) {
-  std::shared_ptr<const RegisteredProgram> dropped;  // released outside the lock (it logs)
+bool SharedPrograms::unload_preloaded(const std::string& name) {
+  std::shared_ptr<const SharedProgram> dropped;  // released outside the lock (it logs)
   MutexLock lock(mu_);
   auto it = preloaded_.find(name);
   if (it == preloaded_.end()) return false;
@@ -325,7 +326,7 @@ bool ProgramRegistry::unload_preloaded(const std::string& name) {
   return true;
 }
 
-size_t ProgramRegistry::size() const {
+size_t SharedPrograms::size() const {
   MutexLock lock(mu_);
   size_t n = 0;
   for (const auto& [sha, entry] : by_hash_) n += !entry.expired();
