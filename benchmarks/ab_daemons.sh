@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # A/B of two et-serverd binaries on the same client: robot_node (free-running) over each
-# transport, the daemons interleaved (A B A B ...), ROUNDS rounds of SECONDS each. With
-# CLIENTS="1 4 16", N robot_node processes call at once in one shared window (every node
-# connected, loaded and warm before it opens): the daemon side of the throughput scenario
-# (benchmarks/suite/throughput.py) without the Python clients and the peer. Prints one
-# JSON line per run, prefixed with A or B: calls per second of all clients together and
-# the worst client's p50 and p99. What a change costs per call (e.g. the metrics'
-# CallScope: benchmarks/results/archive/fast_path.md) or when calls overlap.
+# transport, the daemons interleaved (A B, B A, A B ...), ROUNDS rounds of SECONDS each.
+# With CLIENTS="1 4 16", N robot_node processes call at once in one shared window (every
+# node connected, loaded and warm before it opens): the daemon side of the throughput
+# scenario (benchmarks/suite/throughput.py) without the Python clients and the peer.
+# Prints one JSON line per run, prefixed with A or B: calls per second of all clients
+# together and the worst client's p50 and p99. What a change costs per call (e.g. the
+# metrics' CallScope: benchmarks/results/archive/fast_path.md) or when calls overlap.
 #
 # Usage: benchmarks/ab_daemons.sh OLD_DAEMON NEW_DAEMON [ROUNDS [SECONDS]]
 #   Env: MODELS (default "add"), TRANSPORTS (default "fast grpc"), CLIENTS (default 1)
@@ -20,7 +20,11 @@ trap 'rm -rf "$dir"' EXIT
 for model in ${MODELS:-add}; do
   for n in ${CLIENTS:-1}; do
     for ((round = 1; round <= rounds; round++)); do
-      for which in A B; do
+      # A B, then B A: the daemon started second in a pair ran up to 10% slower with
+      # either binary (single fast-path client, 2 cores), so each goes first as often.
+      order="A B"
+      ((round % 2 == 0)) && order="B A"
+      for which in $order; do
         bin=$old
         [[ $which == B ]] && bin=$new
         "$bin" --socket "$dir/s.sock" --log-level warn &

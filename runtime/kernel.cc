@@ -268,7 +268,7 @@ KernelRegistry& KernelRegistry::global() {
 }
 
 Status KernelRegistry::add(std::string name, KernelFn fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!kernels_.emplace(name, fn).second) {
     return invalid_argument(fmt::format("kernel '{}' is registered twice", name));
   }
@@ -276,20 +276,20 @@ Status KernelRegistry::add(std::string name, KernelFn fn) {
 }
 
 KernelFn KernelRegistry::find(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = kernels_.find(name);
   return it == kernels_.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> KernelRegistry::names() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (const auto& [name, fn] : kernels_) out.push_back(name);
   return out;
 }
 
 size_t KernelRegistry::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return kernels_.size();
 }
 

@@ -13,13 +13,13 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "port/mutex.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 #include "runtime/value.h"
@@ -159,8 +159,8 @@ class KernelRegistry {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, KernelFn, std::less<>> kernels_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, KernelFn, std::less<>> kernels_ ET_GUARDED_BY(mu_);
 };
 
 // Registers at static initialisation; a duplicate name is a build bug and aborts
