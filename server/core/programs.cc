@@ -218,7 +218,7 @@ Result<VerifyReport> Core::verify_program(const std::string& token, uint64_t pro
   options.limits.cancelled = &s->cancelled;
   options.limits.max_instructions = limits_.max_instructions;
   // Its cases execute, so they take a worker as every call's execute does: a burst of
-  // verifications cannot run more programs at once than --max-concurrent-runs.
+  // verifications cannot execute more programs at once than --workers.
   Result<VerifyReport> report = internal_error("verify: the cases did not run");
   ET_RETURN_IF_ERROR(on_worker(options.limits.deadline, [&] {
     report = verify_bundled(p->program, options);
