@@ -85,34 +85,30 @@ Status Core::hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Sta
       slot.freed.notify_all();
     }
   } slot_hold{slot};
-  return on_worker(deadline, [&] {
-    queued_ns = ns_since(arrived);
-    metrics::CallScope::note_queue(queued_ns);
-    return catch_exceptions("", fn);
-  });
+  ET_RETURN_IF_ERROR(take_worker(deadline));
+  WorkerHold worker_hold{*this};
+  queued_ns = ns_since(arrived);
+  metrics::CallScope::note_queue(queued_ns);
+  return catch_exceptions("", fn);
 }
 
-Status Core::on_worker(Clock::time_point deadline, const std::function<Status()>& fn) {
-  {
-    MutexLock workers(run_mu_);
-    if (!workers.wait_until(run_cv_, deadline, [&]() ET_REQUIRES(run_mu_) {
-          return running_ < limits_.max_concurrent_runs;
-        })) {
-      return deadline_exceeded("deadline: no worker became free before the request deadline");
-    }
-    ++running_;
+Status Core::take_worker(Clock::time_point deadline) {
+  MutexLock workers(run_mu_);
+  if (!workers.wait_until(run_cv_, deadline, [&]() ET_REQUIRES(run_mu_) {
+        return running_ < limits_.max_concurrent_runs;
+      })) {
+    return deadline_exceeded("deadline: no worker became free before the request deadline");
   }
-  struct WorkerHold {
-    Core& core;
-    ~WorkerHold() {
-      {
-        MutexLock workers(core.run_mu_);
-        --core.running_;
-      }
-      core.run_cv_.notify_one();
-    }
-  } worker_hold{*this};
-  return fn();
+  ++running_;
+  return Status();
+}
+
+Core::WorkerHold::~WorkerHold() {
+  {
+    MutexLock workers(core.run_mu_);
+    --core.running_;
+  }
+  core.run_cv_.notify_one();
 }
 
 Status Core::run(MethodSlot& slot, const SegmentLookup& segments,

@@ -256,11 +256,14 @@ class Core {
   // Runs `fn` holding the slot and a worker, waiting for each at most until the request
   // deadline from now; `queued_ns` receives the wait.
   Status hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Status()>& fn);
-  // Runs `fn` on one of the max_concurrent_runs workers, once one is free (the wait
-  // fails with DeadlineExceeded at `deadline`); the worker is given back however `fn`
-  // ends. Every execute runs on one: calls (through hold) and VerifyProgram's cases.
-  Status on_worker(std::chrono::steady_clock::time_point deadline,
-                   const std::function<Status()>& fn);
+  // Takes one of the max_concurrent_runs workers once one is free (DeadlineExceeded at
+  // `deadline`); a WorkerHold made right after gives it back, however the work ends.
+  // Every execute runs on one: calls (through hold) and VerifyProgram's cases.
+  Status take_worker(std::chrono::steady_clock::time_point deadline);
+  struct WorkerHold {
+    Core& core;
+    ~WorkerHold();
+  };
   // The work of a call, holding `slot`.
   Status run(MethodSlot& slot, const SegmentLookup& segments, const std::atomic<bool>& cancelled,
              RunWork& work, CallTimes& times);

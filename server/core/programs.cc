@@ -219,12 +219,9 @@ Result<VerifyReport> Core::verify_program(const std::string& token, uint64_t pro
   options.limits.max_instructions = limits_.max_instructions;
   // Its cases execute, so they take a worker as every call's execute does: a burst of
   // verifications cannot execute more programs at once than --workers.
-  Result<VerifyReport> report = internal_error("verify: the cases did not run");
-  ET_RETURN_IF_ERROR(on_worker(options.limits.deadline, [&] {
-    report = verify_bundled(p->program, options);
-    return Status();
-  }));
-  return report;
+  ET_RETURN_IF_ERROR(take_worker(options.limits.deadline));
+  WorkerHold worker_hold{*this};
+  return verify_bundled(p->program, options);
 }
 
 Status Core::unload_program(const std::string& token, uint64_t program_id) {
