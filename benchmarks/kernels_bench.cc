@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/copy_util.h"
-#include "kernels/int4_gemm.h"
-#include "kernels/packed_sgemm.h"
-#include "kernels/sgemm.h"
-#include "kernels/transpose.h"
-#include "kernels/transpose_impl.h"
-#include "kernels/vector_math.h"
-#include "runtime/thread_pool.h"
+#include "kernels/math/int4_gemm.h"
+#include "kernels/math/packed_sgemm.h"
+#include "kernels/math/sgemm.h"
+#include "kernels/math/transpose.h"
+#include "kernels/math/transpose_impl.h"
+#include "kernels/math/vector_math.h"
+#include "kernels/util/copy_util.h"
+#include "runtime/core/thread_pool.h"
 
 namespace et::kernels {
 namespace {

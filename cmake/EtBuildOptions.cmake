@@ -45,7 +45,7 @@ if(ET_SANITIZE)
   set(_et_flags "-fsanitize=${ET_SANITIZE}" -fno-omit-frame-pointer -fno-sanitize-recover=all)
   # Sanitizer trees keep line tables only, all a report needs (file:line stacks); these
   # come after the build type's -O2 -g, so they win. CI builds two such trees from a
-  # cold cache: kernels/convert.cc compiles in 13.0 s with clang ASan+UBSan at -O2 -g,
+  # cold cache: kernels/util/convert.cc compiles in 13.0 s with clang ASan+UBSan at -O2 -g,
   # 6.7 s at -O1 -gline-tables-only; with GCC TSan 4.5 s at -O2 -g, 3.4 s at -O2 -g1.
   # TSan stays at -O2: at -O1 the tests export more of std::string's members, gRPC
   # (uninstrumented) then runs our instrumented copies, and TSan reports gRPC's own

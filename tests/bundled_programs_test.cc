@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "runtime/bundled_verify.h"
+#include "runtime/devtools/bundled_verify.h"
 #include "runtime/testing/bundle_builder.h"
 #include "runtime/testing/fixtures.h"
 

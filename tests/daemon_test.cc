@@ -20,7 +20,7 @@
 #include <regex>
 #include <thread>
 
-#include "runtime/sanitizers.h"
+#include "runtime/core/sanitizers.h"
 #include "tests/support/eventually.h"
 
 namespace et::testing {

@@ -7,8 +7,8 @@
 #include <iterator>
 #include <vector>
 
-#include "runtime/program.h"
-#include "runtime/pte_header.h"
+#include "runtime/core/program.h"
+#include "runtime/core/pte_header.h"
 
 namespace et {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/method.h"
+#include "runtime/core/method.h"
 #include "runtime/testing/fixtures.h"
 #include "tools/npy.h"
 

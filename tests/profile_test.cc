@@ -1,11 +1,11 @@
 // Profiles of real exported programs: every kernel and delegate instruction timed and
 // named, delegate steps inside their call, aggregation and the Chrome trace.
-#include "runtime/profile.h"
+#include "runtime/core/profile.h"
 
 #include <gtest/gtest.h>
 
-#include "runtime/chrome_trace.h"
-#include "runtime/method.h"
+#include "runtime/core/method.h"
+#include "runtime/devtools/chrome_trace.h"
 #include "runtime/testing/fixtures.h"
 
 namespace et {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/program.h"
-#include "runtime/pte_header.h"
+#include "runtime/core/program.h"
+#include "runtime/core/pte_header.h"
 #include "tests/support/exercise.h"
 
 namespace et {

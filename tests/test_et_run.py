@@ -141,7 +141,7 @@ def test_float_fully_connected_on_either_path_generates_eagers_tokens(min_filter
 
 
 def test_generate_matches_eagers_tokens():
-    """et-run --generate: the generation loop of runtime/generation.h in-process, on the
+    """et-run --generate: the generation loop of runtime/llm/generation.h in-process, on the
     quantized recipe the export flow made; the tokens eager PyTorch picked."""
     name = "llama_recipe_8da4w_emb4_kv8_xnnpack"
     prompt = np.load(MODELS / name / "forward.in0.npy").reshape(-1).tolist()

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/method.h"
-#include "runtime/program.h"
+#include "runtime/core/method.h"
+#include "runtime/core/program.h"
 #include "tools/npy.h"
 
 namespace et {

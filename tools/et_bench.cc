@@ -27,8 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/method.h"
-#include "runtime/program.h"
+#include "runtime/core/method.h"
+#include "runtime/core/program.h"
 #include "tools/npy.h"
 #include "tools/profile_output.h"
 

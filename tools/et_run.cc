@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/bundled_verify.h"
-#include "runtime/generation.h"
-#include "runtime/kernel.h"
-#include "runtime/method.h"
-#include "runtime/program.h"
+#include "runtime/core/backend.h"
+#include "runtime/core/kernel.h"
+#include "runtime/core/method.h"
+#include "runtime/core/program.h"
+#include "runtime/devtools/bundled_verify.h"
+#include "runtime/llm/generation.h"
 #include "tools/layout.h"
 #include "tools/npy.h"
 #include "tools/profile_output.h"
@@ -61,7 +61,7 @@ outputs as DIR/0.npy, DIR/1.npy, ... (default DIR: the current directory).
   --etdump FILE     write the profile as an ETDump, which ExecuTorch's devtools read
                     (executorch.devtools.Inspector(etdump_path=FILE)).
   --generate IDS    token generation with an LLM forward as ExecuTorch's export flow
-                    makes it (runtime/generation.h): prefill the comma-separated
+                    makes it (runtime/llm/generation.h): prefill the comma-separated
                     prompt token ids, then decode --max-new-tokens (default 32; 0:
                     until a --stop token or the context is full), greedy unless
                     --temperature > 0 (then sampled, --top-p nucleus, --seed).

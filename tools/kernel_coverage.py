@@ -32,15 +32,15 @@ MISSING_REASONS: dict[str, str] = {}
 # Kernels no export emits (functionalised, device-aware lowering only, symbolic forms the
 # exporter rewrites) are run by C++ unit tests instead; each file must name the op.
 UNIT_TESTS = {
-    "aten::_native_batch_norm_legit.out": "kernels/unexported_ops_test.cc",
-    "aten::index_put_": "kernels/unexported_ops_test.cc",
-    "aten::lift_fresh_copy.out": "kernels/unexported_ops_test.cc",
-    "aten::sym_numel": "kernels/unexported_ops_test.cc",
-    "et_copy::_d2h_copy.out": "kernels/unexported_ops_test.cc",
-    "et_copy::_h2d_copy.out": "kernels/unexported_ops_test.cc",
-    "executorch_prim::floordiv.int": "kernels/prim_ops_test.cc",
-    "executorch_prim::mod.int": "kernels/prim_ops_test.cc",
-    "executorch_prim::sym_int.Scalar": "kernels/prim_ops_test.cc",
+    "aten::_native_batch_norm_legit.out": "kernels/ops/unexported_ops_test.cc",
+    "aten::index_put_": "kernels/ops/unexported_ops_test.cc",
+    "aten::lift_fresh_copy.out": "kernels/ops/unexported_ops_test.cc",
+    "aten::sym_numel": "kernels/ops/unexported_ops_test.cc",
+    "et_copy::_d2h_copy.out": "kernels/ops/unexported_ops_test.cc",
+    "et_copy::_h2d_copy.out": "kernels/ops/unexported_ops_test.cc",
+    "executorch_prim::floordiv.int": "kernels/ops/prim_ops_test.cc",
+    "executorch_prim::mod.int": "kernels/ops/prim_ops_test.cc",
+    "executorch_prim::sym_int.Scalar": "kernels/ops/prim_ops_test.cc",
 }
 
 

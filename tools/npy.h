@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/scalar_type.h"
-#include "runtime/status.h"
+#include "runtime/core/scalar_type.h"
+#include "runtime/core/status.h"
 
 namespace et::tools {
 

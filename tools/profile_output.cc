@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime/chrome_trace.h"
-#include "runtime/etdump.h"
+#include "runtime/devtools/chrome_trace.h"
+#include "runtime/devtools/etdump.h"
 
 namespace et::tools {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/profile.h"
-#include "runtime/status.h"
+#include "runtime/core/profile.h"
+#include "runtime/core/status.h"
 
 namespace et::tools {
 

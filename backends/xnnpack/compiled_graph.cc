@@ -15,8 +15,8 @@
 #include "backends/xnnpack/shapes.h"
 #include "backends/xnnpack/xnnpack_limits.h"
 #include "backends/xnnpack/xnnpack_run.h"
-#include "runtime/sanitizers.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/sanitizers.h"
+#include "runtime/core/thread_pool.h"
 
 namespace et::xnn {
 namespace {

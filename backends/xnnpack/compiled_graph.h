@@ -17,8 +17,8 @@
 
 #include "backends/xnnpack/graph.h"
 #include "port/mutex.h"
-#include "runtime/profile.h"
-#include "runtime/status.h"
+#include "runtime/core/profile.h"
+#include "runtime/core/status.h"
 
 namespace et::xnn {
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "runtime/half.h"
+#include "runtime/core/half.h"
 
 namespace et::xnn {
 

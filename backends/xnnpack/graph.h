@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/int4_gemm.h"
-#include "kernels/packed_sgemm.h"
-#include "runtime/status.h"
+#include "kernels/math/int4_gemm.h"
+#include "kernels/math/packed_sgemm.h"
+#include "runtime/core/status.h"
 
 namespace et::xnn {
 
@@ -130,10 +130,10 @@ struct GraphValue {
   uint32_t nonbatch_dims = 0;
   // 4-bit weights (qbint4 blockwise, qcint4 per channel: a [N, K] constant): values per
   // scale along K (K for qcint4), channel_scales holding N * K / group_size scales; and
-  // the weights packed once for kernels/int4_gemm.h, shared by every copy of the graph.
+  // the weights packed once for kernels/math/int4_gemm.h, shared by every copy of the graph.
   uint32_t group_size = 0;
   std::shared_ptr<const kernels::Int4Weights> int4;
-  // A float32 FullyConnected filter packed once for kernels/packed_sgemm.h (set by
+  // A float32 FullyConnected filter packed once for kernels/math/packed_sgemm.h (set by
   // pack_fully_connected_filters, shared by every copy of the graph); `data` stays the
   // unpacked constant.
   std::shared_ptr<const kernels::PackedWeights> packed;

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "backends/xnnpack/kernel_nodes.h"
-#include "kernels/transpose.h"
+#include "kernels/math/transpose.h"
 
 namespace et::xnn {
 namespace {

@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "backends/xnnpack/kernel_nodes.h"
-#include "kernels/vector_math.h"
-#include "runtime/thread_pool.h"
+#include "kernels/math/vector_math.h"
+#include "runtime/core/thread_pool.h"
 
 namespace et::xnn {
 namespace {
@@ -15,7 +15,7 @@ void map(const float* in, float* out, size_t n, F f) {
   });
 }
 
-// An array function of kernels/vector_math.h, split across threads.
+// An array function of kernels/math/vector_math.h, split across threads.
 void map_array(const float* in, float* out, size_t n, void (*f)(const float*, float*, int64_t)) {
   ThreadPool::global().parallel_for(n, 16384, [&](size_t begin, size_t end) {
     f(in + begin, out + begin, static_cast<int64_t>(end - begin));

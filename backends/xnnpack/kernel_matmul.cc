@@ -6,8 +6,8 @@
 
 #include "backends/xnnpack/kernel_nodes.h"
 #include "backends/xnnpack/shapes.h"
-#include "kernels/packed_sgemm.h"
-#include "kernels/sgemm.h"
+#include "kernels/math/packed_sgemm.h"
+#include "kernels/math/sgemm.h"
 
 namespace et::xnn {
 namespace {

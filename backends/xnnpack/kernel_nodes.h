@@ -35,7 +35,7 @@ void run_matmul_node(const Graph& graph, const GraphNode& node, std::span<void* 
 // When `node` is a float32 FullyConnected (input, filter, bias and output float32),
 // packs its constant filter into the filter's GraphValue::packed (once: a filter
 // shared by several nodes, or by copies of the graph, keeps its packing), so that
-// kernel_runs() takes the node and run_matmul_node runs it on kernels/packed_sgemm.h.
+// kernel_runs() takes the node and run_matmul_node runs it on kernels/math/packed_sgemm.h.
 // Does nothing for other nodes. REQUIRES: check_node(graph, node) passed.
 void pack_fully_connected_filter(Graph& graph, const GraphNode& node);
 // Whether `node` is a FullyConnected whose filter pack_fully_connected_filters packed.

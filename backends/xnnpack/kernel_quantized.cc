@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "backends/xnnpack/kernel_nodes.h"
-#include "kernels/min_max.h"
-#include "kernels/round_small.h"
-#include "runtime/thread_pool.h"
+#include "kernels/util/min_max.h"
+#include "kernels/util/round_small.h"
+#include "runtime/core/thread_pool.h"
 
 namespace et::xnn {
 namespace {
@@ -182,7 +182,7 @@ void fully_connected_qd8(const Graph& graph, const GraphNode& node, std::span<vo
 }
 
 // qdint8 input x 4-bit weights (blockwise qbint4 or per-channel qcint4) -> fp32:
-// kernels/int4_gemm.h with the weights packed when the graph was parsed.
+// kernels/math/int4_gemm.h with the weights packed when the graph was parsed.
 void fully_connected_qd8_int4(const Graph& graph, const GraphNode& node,
                               std::span<void* const> ptrs) {
   const GraphValue& xv = graph.values[node.inputs[0]];

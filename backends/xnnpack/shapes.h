@@ -8,7 +8,7 @@
 #pragma once
 
 #include "backends/xnnpack/graph.h"
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::xnn {
 

@@ -8,9 +8,9 @@
 
 #include "backends/xnnpack/graph.h"
 #include "backends/xnnpack/xnnpack_run.h"
-#include "runtime/half.h"
-#include "runtime/program.h"
-#include "runtime/tensor.h"
+#include "runtime/core/half.h"
+#include "runtime/core/program.h"
+#include "runtime/core/tensor.h"
 
 namespace et {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "backends/xnnpack/compiled_graph.h"
-#include "runtime/backend.h"
+#include "runtime/core/backend.h"
 
 namespace et {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backends/xnnpack/graph.h"
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::xnn {
 

@@ -5,7 +5,7 @@ embeddings + int8 KV cache (XNNPACK), generating greedily from one 33-token prom
 Contenders: ExecuTorch's own LLM runner (executorch.extension.llm.runner.TextLLMRunner,
 text in through the same llama2c tokenizer; its rates from its Stats, in whole
 milliseconds); executorch.runtime in-process with the token loop in Python; our
-runtime in-process (`et-run --generate`: the loop of runtime/generation.h, a fresh
+runtime in-process (`et-run --generate`: the loop of runtime/llm/generation.h, a fresh
 process each time, so its prefill includes compiling the XNNPACK graphs for the
 prompt's shape, which the daemon does once per program); et-serverd
 with the loop in the daemon (etclient's Method.generate, examples/llm_generate.py, one

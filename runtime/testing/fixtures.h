@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/program.h"
+#include "runtime/core/program.h"
 
 namespace et::testing {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/method.h"
+#include "runtime/core/method.h"
 #include "runtime/testing/program_builder.h"
 
 namespace et::testing {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/scalar_type.h"
+#include "runtime/core/scalar_type.h"
 
 namespace et::testing {
 

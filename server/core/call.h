@@ -14,8 +14,8 @@
 #include <variant>
 #include <vector>
 
-#include "runtime/generation.h"
-#include "runtime/method.h"
+#include "runtime/core/method.h"
+#include "runtime/llm/generation.h"
 #include "server/core/decoded_input.h"
 
 namespace et::server {
@@ -59,7 +59,7 @@ struct HoldWork {
   std::function<Status(MethodSlot& slot, const SegmentLookup& segments)> body;
 };
 
-// Prefill and decode (runtime/generation.h). `write` sends the tokens chosen since its
+// Prefill and decode (runtime/llm/generation.h). `write` sends the tokens chosen since its
 // last call, from a thread of its own, and returns false when the caller went away
 // (which stops the generation); a caller that leaves 4096 tokens unread for the request
 // deadline is ResourceExhausted. With options.max_context 0 the program's own bound is

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <optional>
 
-#include "runtime/exceptions.h"
+#include "runtime/core/exceptions.h"
 #include "server/core/core.h"
 #include "server/core/core_internal.h"
 #include "server/metrics/call_scope.h"

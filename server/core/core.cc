@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "runtime/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 #include "server/core/core_internal.h"
 #include "server/core/system.h"
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "port/mutex.h"
-#include "runtime/bundled_verify.h"
+#include "runtime/devtools/bundled_verify.h"
 #include "server/core/call.h"
 #include "server/core/session.h"
 #include "server/core/shared_programs.h"
@@ -157,7 +157,7 @@ class Core {
   Result<LoadedProgram> load_program(const std::string& token, const ProgramSource& source);
   Result<std::vector<SessionProgram>> session_programs(const std::string& token) const;
   Result<SessionProgram> session_program(const std::string& token, uint64_t program_id) const;
-  // Runs a bundled program's test cases (runtime/bundled_verify.h) with `options`'
+  // Runs a bundled program's test cases (runtime/devtools/bundled_verify.h) with `options`'
   // method, tolerance; each execute bounded by the execution limits, all of them
   // together by the request deadline (cases left unrun are reported DeadlineExceeded).
   Result<VerifyReport> verify_program(const std::string& token, uint64_t program_id,

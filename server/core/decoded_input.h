@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "runtime/input.h"
-#include "runtime/status.h"
+#include "runtime/core/input.h"
+#include "runtime/core/status.h"
 #include "server/core/segment.h"
 
 namespace et::server {

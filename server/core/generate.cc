@@ -28,7 +28,7 @@ struct TokenQueue {
 
 }  // namespace
 
-// runtime/generation.h's program_max_context, with the daemon's limits and the
+// runtime/llm/generation.h's program_max_context, with the daemon's limits and the
 // call's cancellation, asked once per instance; the caller holds the slot.
 int64_t Core::program_context(MethodSlot& slot, const std::atomic<bool>& cancelled) const {
   if (!slot.context) {

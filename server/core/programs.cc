@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 #include "server/core/core.h"
 #include "server/core/core_internal.h"
 #include "server/core/system.h"

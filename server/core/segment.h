@@ -19,7 +19,7 @@
 #include <memory>
 #include <span>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

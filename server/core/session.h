@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "port/mutex.h"
-#include "runtime/generation.h"
-#include "runtime/method.h"
-#include "runtime/profile.h"
+#include "runtime/core/method.h"
+#include "runtime/core/profile.h"
+#include "runtime/llm/generation.h"
 #include "server/core/decoded_input.h"
 #include "server/core/segment.h"
 #include "server/core/shared_programs.h"

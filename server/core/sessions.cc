@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 #include "server/core/core.h"
 #include "server/core/core_internal.h"
 #include "server/core/system.h"

@@ -6,8 +6,8 @@
 #include <iterator>
 
 #include "proto/sha256.h"
-#include "runtime/data_file.h"
-#include "runtime/program_bytes.h"
+#include "runtime/core/data_file.h"
+#include "runtime/core/program_bytes.h"
 
 namespace et::server {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "port/mutex.h"
-#include "runtime/program.h"
-#include "runtime/status.h"
+#include "runtime/core/program.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

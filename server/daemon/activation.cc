@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 
 namespace et::server {
 

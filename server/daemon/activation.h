@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

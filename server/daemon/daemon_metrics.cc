@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/backend.h"
+#include "runtime/core/backend.h"
 #include "server/core/segment.h"
 
 namespace et::server::metrics {

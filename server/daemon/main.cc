@@ -18,8 +18,8 @@
 #include <string_view>
 
 #include "proto/spawn_lock.h"
-#include "runtime/printable.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/printable.h"
+#include "runtime/core/thread_pool.h"
 #include "server/daemon/activation.h"
 #include "server/daemon/daemon_metrics.h"
 #include "server/daemon/health_check.h"

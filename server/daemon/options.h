@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 #include "server/core/core.h"
 #include "server/kserve/server.h"
 #include "server/repository/model_repository.h"

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 #include "server/kserve/shm_registry.h"
 
 namespace et::server::kserve {

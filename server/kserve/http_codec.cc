@@ -7,8 +7,8 @@
 #include <cstring>
 #include <limits>
 
-#include "runtime/half.h"
-#include "runtime/printable.h"
+#include "runtime/core/half.h"
+#include "runtime/core/printable.h"
 
 namespace et::server::kserve {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "kserve_v2.pb.h"
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server::kserve {
 

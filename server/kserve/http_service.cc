@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "runtime/half.h"
-#include "runtime/printable.h"
+#include "runtime/core/half.h"
+#include "runtime/core/printable.h"
 #include "server/kserve/http_codec.h"
 #include "server/kserve/infer.h"
 #include "server/metrics/call_scope.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 #include "server/kserve/grpc_service.h"
 
 namespace httplib {

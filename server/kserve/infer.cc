@@ -7,8 +7,8 @@
 #include <map>
 #include <optional>
 
-#include "kernels/copy_util.h"
-#include "runtime/printable.h"
+#include "kernels/util/copy_util.h"
+#include "runtime/core/printable.h"
 #include "server/metrics/call_scope.h"
 
 namespace et::server::kserve {

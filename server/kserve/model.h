@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "port/mutex.h"
-#include "runtime/method_meta.h"
+#include "runtime/core/method_meta.h"
 #include "server/core/core.h"
 
 namespace et::server::kserve {

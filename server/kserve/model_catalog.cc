@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 
 namespace et::server::kserve {
 namespace {

@@ -11,7 +11,7 @@
 #include <climits>
 #include <cstring>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 
 namespace et::server::kserve {
 namespace {

@@ -26,7 +26,7 @@
 #include <span>
 #include <string>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server::kserve {
 

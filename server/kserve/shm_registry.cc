@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 
 namespace et::server::kserve {
 

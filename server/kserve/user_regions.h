@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "port/mutex.h"
-#include "runtime/printable.h"
-#include "runtime/status.h"
+#include "runtime/core/printable.h"
+#include "runtime/core/status.h"
 #include "server/transport/listener.h"
 
 namespace et::server::kserve {

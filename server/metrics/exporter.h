@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 #include "server/metrics/metrics.h"
 
 namespace httplib {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <map>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 
 namespace et::server::repository {
 namespace fs = std::filesystem;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server::repository {
 

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "proto/sha256.h"
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 
 namespace et::server::repository {
 

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 
 namespace et::server::repository {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server::repository {
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "port/mutex.h"
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
 
 namespace et::server {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

@@ -17,7 +17,7 @@ without that check: export.py uses an EdgeCompileConfig(_check_ir_validity=False
 whenever a spec has an edge_config, so `_NO_IR_CHECK` names a field at its default.
 
 Not emitted by any export of the current exporter, so tested in C++
-(kernels/prim_ops_test.cc, kernels/unexported_ops_test.cc): floordiv.int and mod.int
+(kernels/ops/prim_ops_test.cc, kernels/ops/unexported_ops_test.cc): floordiv.int and mod.int
 (older exporters' names), sym_int.Scalar (torch.sym_int of a SymFloat traces as
 math.trunc), and the aten ops that export rewrites (_native_batch_norm_legit.out,
 index_put_, lift_fresh_copy.out, sym_numel) or that only a device-aware lowering

@@ -14,7 +14,7 @@ kernels.
 Not here: quantized_decomposed add, mixed_mm and mixed_linear have no eager
 implementation (only ExecuTorch's .out kernel, which export cannot trace), nor does
 llama::fallback (eager returns its input, so export removes it); their unit tests are
-kernels/quantized_ops_test.cc.
+kernels/ops/quantized_ops_test.cc.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/bundled_verify.h"
-#include "runtime/method.h"
-#include "runtime/program.h"
+#include "runtime/core/method.h"
+#include "runtime/core/program.h"
+#include "runtime/devtools/bundled_verify.h"
 #include "server/transport/etproto/value_codec.h"
 
 namespace et::testing {

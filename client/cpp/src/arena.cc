@@ -24,7 +24,7 @@ Result<uint64_t> send_descriptor(const std::string& fd_socket, const std::string
                                  uint16_t kind) {
   const et::wire::FdExchange reply = et::wire::send_descriptor(fd_socket, session, fd, kind);
   if (!reply.delivered) return Status(StatusCode::kUnavailable, reply.message);
-  // The daemon's codes (runtime/status.h): 13 Unauthenticated (no such session: the
+  // The daemon's codes (runtime/core/status.h): 13 Unauthenticated (no such session: the
   // daemon restarted) and 12 Unavailable (shutting down) mean the session is gone.
   if (reply.code == 12 || reply.code == 13) {
     return Status(StatusCode::kUnavailable, "et-serverd is unavailable: " + reply.message);

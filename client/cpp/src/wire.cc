@@ -7,7 +7,7 @@
 namespace etclient {
 namespace {
 
-constexpr size_t kMaxRank = 16;           // the daemon's runtime (runtime/tensor.h)
+constexpr size_t kMaxRank = 16;           // the daemon's runtime (runtime/core/tensor.h)
 constexpr int64_t kMaxSize = 0x7fffffff;  // sizes are int32 there
 
 pb::DataType to_proto(DType t) { return static_cast<pb::DataType>(static_cast<int>(t) + 1); }

@@ -10,7 +10,7 @@
 // abort() signals the process itself, so it ends by SIGABRT with what it printed.
 #pragma once
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

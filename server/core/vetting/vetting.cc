@@ -20,13 +20,13 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/cpu_count.h"
-#include "runtime/data_file.h"
-#include "runtime/method.h"
-#include "runtime/program.h"
-#include "runtime/sanitizers.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/backend.h"
+#include "runtime/core/cpu_count.h"
+#include "runtime/core/data_file.h"
+#include "runtime/core/method.h"
+#include "runtime/core/program.h"
+#include "runtime/core/sanitizers.h"
+#include "runtime/core/thread_pool.h"
 #include "server/core/vetting/sandbox.h"
 
 extern char** environ;

@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "port/mutex.h"
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

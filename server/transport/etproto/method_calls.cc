@@ -2,9 +2,9 @@
 // inputs decoded for it and its outputs encoded into the response.
 #include <fmt/format.h>
 
-#include "runtime/chrome_trace.h"
-#include "runtime/etdump.h"
-#include "runtime/printable.h"
+#include "runtime/core/printable.h"
+#include "runtime/devtools/chrome_trace.h"
+#include "runtime/devtools/etdump.h"
 #include "server/transport/etproto/et_protocol.h"
 
 namespace et::server {

@@ -1,8 +1,8 @@
 // The et protocol's calls that manage a session's programs, methods and segments, and
 // the daemon's status: each a core call, its answer filled into the response message.
 #include "proto/protocol_version.h"
-#include "runtime/backend.h"
-#include "runtime/kernel.h"
+#include "runtime/core/backend.h"
+#include "runtime/core/kernel.h"
 #include "server/transport/etproto/et_protocol.h"
 
 namespace et::server {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "runtime/tensor.h"
+#include "runtime/core/tensor.h"
 
 namespace et::server {
 namespace {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "et_serverd.pb.h"
-#include "runtime/input.h"
-#include "runtime/method_meta.h"
-#include "runtime/value.h"
+#include "runtime/core/input.h"
+#include "runtime/core/method_meta.h"
+#include "runtime/core/value.h"
 #include "server/core/decoded_input.h"
 
 namespace et::server {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 
 namespace et::server {
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "proto/fast_path.h"
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 #include "server/core/segment.h"
 #include "server/core/session.h"
 

@@ -14,7 +14,7 @@
 
 #include "proto/fast_path.h"
 #include "proto/socket_trust.h"
-#include "runtime/exceptions.h"
+#include "runtime/core/exceptions.h"
 #include "server/daemon/unix_socket.h"
 
 namespace et::server {

@@ -13,7 +13,7 @@
 
 #include "port/mutex.h"
 #include "proto/fd_protocol.h"
-#include "runtime/status.h"
+#include "runtime/core/status.h"
 #include "server/transport/etproto/et_protocol.h"
 #include "server/transport/ring/channels.h"
 

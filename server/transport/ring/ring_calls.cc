@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/exceptions.h"
+#include "runtime/core/exceptions.h"
 #include "server/metrics/call_scope.h"
 #include "server/transport/rpc_code.h"
 

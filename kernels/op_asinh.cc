@@ -1,4 +1,0 @@
-// aten::asinh.out(Tensor self, *, Tensor(a!) out)
-#include "kernels/unary_op.h"
-
-ET_UNARY_FLOAT_OP(asinh, "aten::asinh.out", std::asinh(x))

@@ -1,4 +1,0 @@
-// aten::cos.out(Tensor self, *, Tensor(a!) out)
-#include "kernels/unary_op.h"
-
-ET_UNARY_FLOAT_OP(cos, "aten::cos.out", std::cos(x))

@@ -1,4 +1,0 @@
-// aten::erf.out(Tensor self, *, Tensor(a!) out)
-#include "kernels/unary_op.h"
-
-ET_UNARY_FLOAT_OP(erf, "aten::erf.out", std::erf(x))

@@ -1,4 +1,0 @@
-// aten::rsqrt.out(Tensor self, *, Tensor(a!) out)
-#include "kernels/unary_op.h"
-
-ET_UNARY_FLOAT_OP(rsqrt, "aten::rsqrt.out", 1 / std::sqrt(x))

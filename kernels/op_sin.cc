@@ -1,4 +1,0 @@
-// aten::sin.out(Tensor self, *, Tensor(a!) out)
-#include "kernels/unary_op.h"
-
-ET_UNARY_FLOAT_OP(sin, "aten::sin.out", std::sin(x))

@@ -1,4 +1,0 @@
-// aten::sinh.out(Tensor self, *, Tensor(a!) out)
-#include "kernels/unary_op.h"
-
-ET_UNARY_FLOAT_OP(sinh, "aten::sinh.out", std::sinh(x))

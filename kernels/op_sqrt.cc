@@ -1,4 +1,0 @@
-// aten::sqrt.out(Tensor self, *, Tensor(a!) out)
-#include "kernels/unary_op.h"
-
-ET_UNARY_FLOAT_OP(sqrt, "aten::sqrt.out", std::sqrt(x))

@@ -1,4 +1,0 @@
-// aten::tan.out(Tensor self, *, Tensor(a!) out)
-#include "kernels/unary_op.h"
-
-ET_UNARY_FLOAT_OP(tan, "aten::tan.out", std::tan(x))

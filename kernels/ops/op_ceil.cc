@@ -1,0 +1,21 @@
+// aten::ceil.out(Tensor self, *, Tensor(a!) out)
+// Integers pass through unchanged, as in PyTorch.
+#include "kernels/util/unary_op.h"
+
+namespace et::kernels {
+namespace {
+
+Status ceil_out(KernelContext& ctx) {
+  return unary_same_out(ctx, [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) {
+      return std::ceil(x);
+    } else {
+      return x;
+    }
+  });
+}
+
+ET_REGISTER_KERNEL("aten::ceil.out", ceil_out);
+
+}  // namespace
+}  // namespace et::kernels

@@ -1,0 +1,18 @@
+// aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out)
+#include "kernels/util/copy_util.h"
+
+namespace et::kernels {
+namespace {
+
+Status clone_out(KernelContext& ctx) {
+  ET_ASSIGN_OR_RETURN(const Tensor* self, ctx.input(0));
+  ET_ASSIGN_OR_RETURN(Tensor * out, ctx.output(2));
+  if (self->dtype() != out->dtype()) return ctx.fail("input and output dtypes differ");
+  ET_RETURN_IF_ERROR(resize_output(ctx, *out, shape_of(*self)));
+  return copy_logical(ctx, *self, *out);
+}
+
+ET_REGISTER_KERNEL("aten::clone.out", clone_out);
+
+}  // namespace
+}  // namespace et::kernels

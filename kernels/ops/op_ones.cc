@@ -1,0 +1,10 @@
+// aten::ones.out(SymInt[] size, *, Tensor(a!) out): see kernels/util/scalar_creation.h.
+#include "kernels/util/scalar_creation.h"
+
+namespace et::kernels {
+namespace {
+
+ET_REGISTER_KERNEL("aten::ones.out", constant_factory_out<1>);
+
+}  // namespace
+}  // namespace et::kernels

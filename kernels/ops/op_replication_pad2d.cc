@@ -1,0 +1,11 @@
+// aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out)
+// Pads the last 2 dims with copies of the edge element; see edge_pad.h.
+#include "kernels/util/edge_pad.h"
+
+namespace et::kernels {
+namespace {
+
+ET_REGISTER_KERNEL("aten::replication_pad2d.out", (edge_pad_out<EdgePadMode::kReplicate, 2>));
+
+}  // namespace
+}  // namespace et::kernels

@@ -1,0 +1,56 @@
+#include "runtime/core/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <new>
+#include <vector>
+
+namespace et {
+namespace {
+
+TEST(ThreadPool, CoversEveryIndexOnce) {
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> seen(1000);
+  pool.parallel_for(seen.size(), 7, [&](size_t begin, size_t end) {
+    EXPECT_LT(begin, end);
+    for (size_t i = begin; i < end; ++i) seen[i]++;
+  });
+  for (const auto& s : seen) EXPECT_EQ(s.load(), 1);
+}
+
+TEST(ThreadPool, NestedLoopRunsInlineInsteadOfWaiting) {
+  ThreadPool pool(2);
+  std::atomic<int> inner{0};
+  pool.parallel_for(4, 1, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      // The pool is busy with the outer loop: this must not deadlock.
+      pool.parallel_for(10, 1, [&](size_t b, size_t e) { inner += static_cast<int>(e - b); });
+    }
+  });
+  EXPECT_EQ(inner.load(), 40);
+}
+
+TEST(ThreadPool, OneThreadRunsOnTheCaller) {
+  ThreadPool pool(1);
+  EXPECT_EQ(pool.threads(), 1u);
+  size_t calls = 0;
+  pool.parallel_for(100, 1, [&](size_t begin, size_t end) {
+    ++calls;
+    EXPECT_EQ(begin, 0u);
+    EXPECT_EQ(end, 100u);
+  });
+  EXPECT_EQ(calls, 1u);
+}
+
+}  // namespace
+}  // namespace et
+
+TEST(ThreadPool, AnExceptionOnAPoolThreadReachesTheCaller) {
+  et::ThreadPool pool(4);
+  EXPECT_THROW(pool.parallel_for(64, 1, [](size_t, size_t) { throw std::bad_alloc(); }),
+               std::bad_alloc);
+  std::atomic<size_t> ran{0};
+  pool.parallel_for(64, 1, [&](size_t begin, size_t end) { ran += end - begin; });
+  EXPECT_EQ(ran.load(), 64u);  // the pool still works
+}
