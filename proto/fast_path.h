@@ -5,7 +5,6 @@
 #pragma once
 
 #include <linux/futex.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,18 +75,6 @@ inline void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, const tim
 inline void futex_wake(std::atomic<uint32_t>* word) {
   (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, 1 << 30, nullptr, nullptr,
                 0);
-}
-
-// Step `n` of a busy wait: a pause (the sibling hyperthread runs), and every 16th step
-// a sched_yield(): when the scheduler has put the other side on this CPU, the poller
-// must not keep it off until its spin ends (a wake-up's worth of latency, ~100 us).
-inline void spin_step(uint32_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-  if ((n & 15) == 15) sched_yield();
 }
 
 }  // namespace et::wire

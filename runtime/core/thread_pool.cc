@@ -69,7 +69,7 @@ ThreadPool& ThreadPool::global() {
   return *pool;
 }
 
-ThreadPool::ThreadPool(size_t threads) { set_threads(threads); }
+ThreadPool::ThreadPool(size_t threads, CpuLoad& load) : load_(load) { set_threads(threads); }
 
 ThreadPool::~ThreadPool() = default;
 
@@ -85,15 +85,21 @@ void ThreadPool::parallel_for(size_t n, size_t grain,
                               const std::function<void(size_t, size_t)>& fn) {
   if (n == 0) return;
   grain = std::max<size_t>(1, grain);
+  // Inline when the pool is busy with another loop, or when the machine has no CPU to
+  // spare: a loop split across threads that cannot all run ends only when the last
+  // of them is scheduled (a time slice later), one run inline ends when its work does.
   std::unique_lock<std::mutex> lock(busy_, std::try_to_lock);
-  if (!lock.owns_lock() || !pool_ || n <= grain) {
+  if (!lock.owns_lock() || !pool_ || n <= grain || load_.saturated()) {
     fn(0, n);
     return;
   }
   const size_t tile = std::max(grain, (n + threads_ - 1) / threads_);
   Task task{&fn, n, {}, nullptr};
   ET_TSAN_RELEASE(&task);
-  pthreadpool_parallelize_1d_tile_1d(pool_.get(), &run_tile, &task, n, tile, 0);
+  // Workers sleep after the loop instead of spinning for the next one (a million
+  // pauses: milliseconds of a CPU another thread may need).
+  pthreadpool_parallelize_1d_tile_1d(pool_.get(), &run_tile, &task, n, tile,
+                                     PTHREADPOOL_FLAG_YIELD_WORKERS);
   ET_TSAN_ACQUIRE(&task);
   lock.unlock();
   std::exception_ptr failed;

@@ -15,6 +15,8 @@
 #include <mutex>
 #include <vector>
 
+#include "port/cpu_load.h"
+
 struct pthreadpool;
 
 namespace et {
@@ -25,7 +27,9 @@ class ThreadPool {
   // physical core the process may use (cpu_count.h).
   static ThreadPool& global();
 
-  explicit ThreadPool(size_t threads);
+  // `load` says when the machine has no CPU to spare (then loops run inline); it must
+  // outlive the pool.
+  explicit ThreadPool(size_t threads, CpuLoad& load = CpuLoad::process());
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -40,14 +44,16 @@ class ThreadPool {
   pthreadpool* native() const { return pool_.get(); }
 
   // Calls fn(begin, end) on chunks covering [0, n), each at least `grain` long (but
-  // the last), and returns when all are done. An exception thrown by fn on a pool
-  // thread is carried to the caller and rethrown there once every chunk has finished.
+  // the last), and returns when all are done. Runs fn(0, n) on the caller when the pool
+  // is busy with another loop or the machine is saturated (`load`). An exception thrown by fn on a
+  // pool thread is carried to the caller and rethrown there once every chunk has finished.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
 
  private:
   struct Deleter {
     void operator()(pthreadpool* p) const;
   };
+  CpuLoad& load_;
   size_t threads_ = 1;
   std::unique_ptr<pthreadpool, Deleter> pool_;
   std::vector<std::unique_ptr<pthreadpool, Deleter>> retired_;  // handed out by native()

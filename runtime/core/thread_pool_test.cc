@@ -9,8 +9,25 @@
 namespace et {
 namespace {
 
+// Loads that never and always report saturation.
+CpuLoad& idle_machine() {
+  static CpuLoad load([] { return 1; }, 64);
+  return load;
+}
+CpuLoad& saturated_machine() {
+  static CpuLoad& load = []() -> CpuLoad& {
+    static CpuLoad seen([] { return 65; }, 64);
+    for (int i = 0; i < CpuLoad::kOverToSaturate; ++i) {  // saturation takes that many looks
+      seen.force_look_for_testing();
+      seen.saturated();
+    }
+    return seen;
+  }();
+  return load;
+}
+
 TEST(ThreadPool, CoversEveryIndexOnce) {
-  ThreadPool pool(4);
+  ThreadPool pool(4, idle_machine());
   std::vector<std::atomic<int>> seen(1000);
   pool.parallel_for(seen.size(), 7, [&](size_t begin, size_t end) {
     EXPECT_LT(begin, end);
@@ -31,6 +48,26 @@ TEST(ThreadPool, NestedLoopRunsInlineInsteadOfWaiting) {
   EXPECT_EQ(inner.load(), 40);
 }
 
+// The chunks a loop of 64 indices was run in.
+size_t chunks_of_a_loop(ThreadPool& pool) {
+  std::atomic<size_t> chunks{0};
+  pool.parallel_for(64, 1, [&](size_t begin, size_t end) {
+    ++chunks;
+    EXPECT_LT(begin, end);
+  });
+  return chunks.load();
+}
+
+TEST(ThreadPool, ASaturatedMachineRunsLoopsOnTheCaller) {
+  ThreadPool pool(4, saturated_machine());
+  EXPECT_EQ(chunks_of_a_loop(pool), 1u);  // fn(0, 64) on the caller
+}
+
+TEST(ThreadPool, AnIdleMachineSplitsLoopsAcrossThePool) {
+  ThreadPool pool(4, idle_machine());
+  EXPECT_EQ(chunks_of_a_loop(pool), 4u);  // one tile of 16 per thread
+}
+
 TEST(ThreadPool, OneThreadRunsOnTheCaller) {
   ThreadPool pool(1);
   EXPECT_EQ(pool.threads(), 1u);
@@ -47,7 +84,7 @@ TEST(ThreadPool, OneThreadRunsOnTheCaller) {
 }  // namespace et
 
 TEST(ThreadPool, AnExceptionOnAPoolThreadReachesTheCaller) {
-  et::ThreadPool pool(4);
+  et::ThreadPool pool(4, et::idle_machine());
   EXPECT_THROW(pool.parallel_for(64, 1, [](size_t, size_t) { throw std::bad_alloc(); }),
                std::bad_alloc);
   std::atomic<size_t> ran{0};

@@ -4,6 +4,7 @@
 
 #include "runtime/core/backend.h"
 #include "server/core/segment.h"
+#include "server/transport/ring/fast_channel.h"
 
 namespace et::server::metrics {
 
@@ -20,6 +21,18 @@ void add_daemon_metrics(Core& core, const repository::ModelRepository* programs)
                  static_cast<double>(core.session_count()));
     write_metric(out, "et_serverd_fast_channels", "gauge", "Fast-path channels open.",
                  static_cast<double>(core.attachment_count()));
+    const FastChannelWaits waits = FastChannel::waits();
+    out += fmt::format(
+        "# HELP et_serverd_fast_path_waits_total How fast-path channels' threads waited for "
+        "the next request: polling, or asleep on the doorbell.\n"
+        "# TYPE et_serverd_fast_path_waits_total counter\n"
+        "et_serverd_fast_path_waits_total{{how=\"spun\"}} {}\n"
+        "et_serverd_fast_path_waits_total{{how=\"slept\"}} {}\n"
+        "# HELP et_serverd_fast_path_spins_skipped_total Polls not started, or cut short, "
+        "because the machine had no CPU to spare.\n"
+        "# TYPE et_serverd_fast_path_spins_skipped_total counter\n"
+        "et_serverd_fast_path_spins_skipped_total{{reason=\"saturated\"}} {}\n",
+        waits.spun, waits.slept, waits.skipped_saturated);
     write_metric(out, "et_serverd_programs", "gauge",
                  "Distinct programs loaded (each held once, whoever uses it).",
                  static_cast<double>(core.shared_programs().size()));

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "connection.h"
+#include "port/cpu_load.h"
 #include "proto/fd_client.h"
 
 namespace etclient {
@@ -77,9 +78,13 @@ bool FastPath::link_alive() const {
 Status FastPath::wait_for(uint32_t seq) {
   auto answered = [&] { return header_->response_seq.load(std::memory_order_acquire) == seq; };
   const auto start = std::chrono::steady_clock::now();
-  for (uint32_t n = 0; !answered(); ++n) {
-    if ((n & 63) == 63 && std::chrono::steady_clock::now() - start >= spin_) break;
-    et::wire::spin_step(n);
+  // Spin only where it can pay (docs/fast_path.md, "Waiting"): not on a saturated
+  // machine; then sleep until woken.
+  et::CpuLoad& load = et::CpuLoad::process();
+  uint64_t spins = 0;
+  if (spin_.count() > 0 && !load.saturated() &&
+      et::spin_until(answered, spin_, load, spins) == et::SpinEnd::kDone) {
+    return Status();
   }
   const auto give_up = start + longest_wait_;
   const timespec slice{

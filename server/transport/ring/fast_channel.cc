@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "port/cpu_load.h"
+
 namespace et::server {
 
 using et::wire::ChannelHeader;
@@ -26,7 +28,17 @@ constexpr auto kLongestPredictedGap = std::chrono::milliseconds(100);
 // One 32-bit field of shared memory, read once (the client may change it any time).
 uint32_t read_once(const uint32_t& field) { return __atomic_load_n(&field, __ATOMIC_RELAXED); }
 
+std::atomic<uint64_t> waits_spun{0}, waits_slept{0}, skipped_saturated{0};
+
 }  // namespace
+
+FastChannelWaits FastChannel::waits() {
+  FastChannelWaits w;
+  w.spun = waits_spun.load(std::memory_order_relaxed);
+  w.slept = waits_slept.load(std::memory_order_relaxed);
+  w.skipped_saturated = skipped_saturated.load(std::memory_order_relaxed);
+  return w;
+}
 
 Result<std::shared_ptr<FastChannel>> FastChannel::start(std::shared_ptr<Segment> memory, int link,
                                                         Handler handler, FastChannelTiming timing,
@@ -73,13 +85,25 @@ void FastChannel::join() {
 }
 
 bool FastChannel::poll_until(uint32_t last, Clock::time_point until, uint32_t& seq) {
-  for (uint32_t n = 0;; ++n) {
-    if (stop_.load(std::memory_order_relaxed)) return true;
-    seq = header_->request_seq.load(std::memory_order_acquire);
-    if (seq != last) return true;
-    if ((n & 63) == 63 && Clock::now() >= until) return false;
-    et::wire::spin_step(n);
+  et::CpuLoad& load = et::CpuLoad::process();
+  if (load.saturated()) {
+    skipped_saturated.fetch_add(1, std::memory_order_relaxed);
+    return false;
   }
+  auto came = [&] {
+    seq = header_->request_seq.load(std::memory_order_acquire);
+    return seq != last || stop_.load(std::memory_order_relaxed);
+  };
+  uint64_t spins = 0;
+  const et::SpinEnd end = et::spin_until(came, until - Clock::now(), load, spins);
+  if (end == et::SpinEnd::kDone) {
+    waits_spun.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (end == et::SpinEnd::kSaturated) {
+    skipped_saturated.fetch_add(1, std::memory_order_relaxed);
+  }
+  return false;
 }
 
 bool FastChannel::sleep_until(uint32_t last, Clock::time_point until, uint32_t& seq) {
@@ -100,14 +124,17 @@ bool FastChannel::sleep_until(uint32_t last, Clock::time_point until, uint32_t& 
 
 bool FastChannel::wait_for_request(uint32_t last, uint32_t& seq) {
   const auto answered = Clock::now();
-  bool came = poll_until(last, answered + timing_.spin, seq);
-  if (!came && timing_.wake_ahead.count() > 0 && predicted_gap_.count() > 0) {
+  bool came = timing_.spin.count() > 0 && poll_until(last, answered + timing_.spin, seq);
+  if (!came && timing_.wake_ahead.count() > 0 && predicted_gap_.count() > 0 &&
+      !et::CpuLoad::process().saturated()) {
     // A caller at a fixed rate: sleep until just before its next call is due, then poll
     // through the window around it, so the call need not wait for a wake-up.
     const auto due = answered + predicted_gap_;
-    came = sleep_until(last, due - timing_.wake_ahead, seq) ||
-           poll_until(last, due + timing_.wake_ahead, seq);
+    came = sleep_until(last, due - timing_.wake_ahead, seq);
+    if (came) waits_slept.fetch_add(1, std::memory_order_relaxed);
+    if (!came) came = poll_until(last, due + timing_.wake_ahead, seq);
   }
+  if (!came) waits_slept.fetch_add(1, std::memory_order_relaxed);
   while (!came) came = sleep_until(last, Clock::now() + kStopCheck, seq);
   const auto gap = Clock::now() - answered;
   predicted_gap_ = gap < kLongestPredictedGap

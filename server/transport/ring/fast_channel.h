@@ -31,13 +31,26 @@ namespace et::server {
 // How a channel's thread waits for the next request: it polls for `spin` after each
 // answer, then sleeps; when the caller calls at a steady rate, it also wakes
 // `wake_ahead` before the next call is due and polls until as long after (0: never).
+// It polls only where polling pays (docs/fast_path.md, "Waiting"): never while the
+// machine is saturated.
 struct FastChannelTiming {
   std::chrono::microseconds spin{50};
   std::chrono::microseconds wake_ahead{150};
 };
 
+// How the channels' threads of this process have waited for requests (the metrics
+// page's et_serverd_fast_path_waits_total and et_serverd_fast_path_spins_skipped_total).
+struct FastChannelWaits {
+  uint64_t spun = 0;               // the request came while polling
+  uint64_t slept = 0;              // the thread slept on the doorbell
+  uint64_t skipped_saturated = 0;  // no poll (or one cut short): the machine was saturated
+};
+
 class FastChannel final : public SessionAttachment {
  public:
+  // Counts of every channel of the process so far.
+  static FastChannelWaits waits();
+
   // Answers one request: fills `reply` with the response message and returns its gRPC
   // status code (0 OK; else `reply` is the error message). Must not throw.
   using Handler = std::function<uint32_t(et::wire::FastCall kind, std::span<const uint8_t> request,
@@ -74,7 +87,8 @@ class FastChannel final : public SessionAttachment {
   using Clock = std::chrono::steady_clock;
   // Waits until request_seq differs from `last`; false when stopped.
   bool wait_for_request(uint32_t last, uint32_t& seq);
-  // Poll, or sleep on the doorbell, until `until`: true when a request or stop came.
+  // Poll (where polling pays), or sleep on the doorbell, until `until`: true when a
+  // request or stop came.
   bool poll_until(uint32_t last, Clock::time_point until, uint32_t& seq);
   bool sleep_until(uint32_t last, Clock::time_point until, uint32_t& seq);
   void answer(uint32_t seq);
