@@ -25,14 +25,14 @@ SCENARIOS = {  # name -> (module, function): the order they run in
     "latency": ("latency", "free_running"), "loops": ("latency", "loops"), "startup": ("startup", "run"),
     "ci": ("ci", "run"), "large_input": ("large_input", "run"), "throughput": ("throughput", "run"),
     "compute": ("compute", "run"), "kserve": ("kserve", "run"), "llm": ("llm", "run"),
-    "llm_generate": ("llm_generate", "run")}
+    "llm_generate": ("llm_generate", "run"), "contention": ("contention", "run")}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="benchmarks/run", description="Runs the benchmark scenarios against their peers and writes "
         "RESULTS.md, the raw numbers as JSON and PNG plots.",
-        epilog="Scenarios: " + ", ".join(SCENARIOS) + ". A full run takes about 35 minutes on 2 CPUs; "
+        epilog="Scenarios: " + ", ".join(SCENARIOS) + ". A full run takes about 45 minutes on 2 CPUs; "
         "--quick about 3.")
     ap.add_argument("--quick", action="store_true", help="a short subset of every scenario (writes into "
                     "build/bench-quick unless --out says otherwise; a run of some scenarios writes into "

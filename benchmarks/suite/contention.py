@@ -1,0 +1,91 @@
+"""Scenario 11: contention, the robot's machine is never idle.
+
+The fixed-rate loops of scenario 2 (add and MLP at 1 kHz, MobileNetV2 with XNNPACK at
+50 Hz), first on an idle machine, then with as many CPU-burning processes as the
+machine has CPUs (`scripts/busy`'s burners: shell loops at the contenders' own
+priority) started before the warm-up and stopped after the last contender. Contenders,
+interleaved: the C++ client (robot_node) on the fast path and over gRPC, our runtime
+in-process (et-bench), etclient on the fast path, executorch.runtime in-process (the
+peer). Missed periods: calls robot_node could not start on time (its period is 1/rate;
+a call that overruns delays the next), from its count of calls made. The targets
+(issue 43) compare each contender under load with executorch.runtime under the same
+load."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+
+from . import harness as h
+from .latency import cells, in_process, rate_name, robot_node
+
+CASES = [("add", 1000), ("mlp", 1000), ("mobilenet_v2_xnnpack", 50)]
+CONTENDERS = {"cpp_fast": "C++ fast path", "cpp_grpc": "C++ gRPC", "in_process": "in-process (ours)",
+              "py_fast": "etclient fast", "executorch": "executorch.runtime"}
+BURNER = 'while :; do i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; done'
+
+
+@contextlib.contextmanager
+def burners(n: int):
+    procs = [subprocess.Popen(["sh", "-c", BURNER]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def missed(r: dict, hz: int, seconds: float) -> int:
+    return max(0, round(hz * seconds) - int(r.get("calls", 0)))
+
+
+def measure(daemon: h.Daemon, ours: h.Worker, peer: h.Worker, model: str, hz: int, s: h.Settings) -> dict:
+    path, inputs = h.MODELS / f"{model}.pte", h.inputs_of(model)
+
+    def py(worker, who, mode, transport=""):
+        return lambda: worker.ask(op="latency", who=who, model=path, inputs=inputs, mode=mode, transport=transport,
+                                  socket=daemon.socket, hz=hz, seconds=s.seconds)
+
+    def node(transport):
+        def run():
+            r = robot_node(daemon, model, transport, hz, s.seconds)
+            r["missed"] = missed(r, hz, s.seconds)
+            return r
+        return run
+
+    return h.interleaved(s.repeats, {
+        "cpp_fast": node("fast"), "cpp_grpc": node("grpc"),
+        "in_process": lambda: in_process(model, hz, s.seconds),
+        "py_fast": py(ours, "etclient", "numpy", "fast"),
+        "executorch": py(peer, "executorch", "torch")})
+
+
+def run(s: h.Settings) -> h.Section:
+    section = h.Section("contention", "11. Under contention (a busy machine)", h.prose(__doc__))
+    cases = [("add", 1000)] if s.quick else CASES
+    cpus = len(os.sched_getaffinity(0))
+    rows = []
+    for load in (0, cpus):
+        with burners(load), h.Daemon() as daemon, h.Worker(h.CLIENT_PY) as ours, h.Worker(h.PEER_PY) as peer:
+            for model, hz in cases:
+                r = measure(daemon, ours, peer, model, hz, s)
+                rows.append((load, model, hz, r))
+                h.log(section.name, load, model, hz, {c: round(v["p99_us"], 1) for c, v in r.items()})
+    section.table(
+        f"Cells: p50 / p99 / max in microseconds. Busy: {cpus} CPU-burning processes on {cpus} CPUs. "
+        "Missed: periods robot_node missed (fast path / gRPC), of rate x seconds.",
+        ["busy", "model", "rate"] + list(CONTENDERS.values())
+        + ["C++ fast p99 / executorch p99", "missed (fast / gRPC)"],
+        [[load, model, rate_name(hz)] + [cells(r[c]) for c in CONTENDERS]
+         + [f"{r['cpp_fast']['p99_us'] / r['executorch']['p99_us']:.2f}x",
+            f"{r['cpp_fast']['missed']} / {r['cpp_grpc']['missed']}"] for load, model, hz, r in rows])
+    for load, model, hz, r in rows:
+        key = f"{'busy' if load else 'idle'}.{model}.{rate_name(hz).replace(' ', '')}"
+        for c in CONTENDERS:
+            for q in ("p50_us", "p99_us"):
+                section.metric(f"{key}.{c}.{q}", r[c][q], "us")
+        for c in ("cpp_fast", "cpp_grpc"):
+            section.metric(f"{key}.{c}.missed", r[c]["missed"], "calls")
+    return section
