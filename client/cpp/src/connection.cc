@@ -79,9 +79,14 @@ void ClientImpl::make_channel() {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(256 << 20);
-  // A restarted daemon is found within ~0.1-1 s, not gRPC's default 1-120 s backoff.
+  // A restarted daemon is found within ~0.1-1 s, not gRPC's default 1-120 s backoff: a
+  // connect to a socket nobody listens on fails at once, and the next try follows
+  // 0.1-1 s later. GRPC_ARG_MIN_RECONNECT_BACKOFF_MS is gRPC's minimum connect timeout:
+  // how long one attempt may take once the socket has accepted (the daemon's HTTP/2
+  // SETTINGS frame). At 100 ms a daemon on a loaded machine missed it and the client's
+  // first connect failed; a local daemon that accepted is given 5 s.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   channel_ = grpc::CreateCustomChannel("unix:" + socket_, grpc::InsecureChannelCredentials(), args);
   stub_ = pb::EtServer::NewStub(channel_);
