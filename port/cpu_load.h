@@ -45,7 +45,7 @@ class CpuLoad {
   // kOverToSaturate of the last kLooks looks saw more threads runnable than CPUs (a
   // kernel worker or a timer that ran for a moment is one look, not saturation; a busy
   // process is every look). Looks again when the last look is kLookEvery old (one
-  // read of /proc/loadavg, ~2 us).
+  // pread of /proc/loadavg).
   bool saturated();
 
   // Makes the next saturated() look at the machine whenever it comes (tests).
@@ -61,7 +61,7 @@ class CpuLoad {
   std::function<int()> runnable_;
   int cpus_;
   std::atomic<int64_t> next_look_ns_{0};
-  uint32_t history_ = 0;  // bit i: look i ago was over (written by the looking thread)
+  std::atomic<uint32_t> history_{0};  // bit i: look i ago was over
   std::atomic<bool> saturated_{false};
 };
 
@@ -69,18 +69,17 @@ class CpuLoad {
 enum class SpinEnd { kDone, kTimeUp, kSaturated };
 
 // Polls `done` until it is true, `limit` has passed, or `load` reports saturation
-// (checked every 64 polls, with the clock); `spins` counts the polls. Each poll is a
+// (checked every 64 polls, with the clock). Each poll is a
 // pause instruction, and every 16th a sched_yield(): on a machine with CPUs to spare, a
 // yield returns at once, or hands this CPU to the thread being waited for when the
 // scheduler put it here. On a saturated machine a yield would hand the CPU to a busy
 // process for a whole time slice: there the spin ends and the caller sleeps instead.
 template <class Done>
-SpinEnd spin_until(Done&& done, std::chrono::nanoseconds limit, CpuLoad& load, uint64_t& spins) {
+SpinEnd spin_until(Done&& done, std::chrono::nanoseconds limit, CpuLoad& load) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   for (uint32_t n = 1;; ++n) {
     if (done()) return SpinEnd::kDone;
-    ++spins;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -131,9 +130,9 @@ inline bool CpuLoad::saturated() {
     // looks are kLookEvery apart, so two never overlap in practice (and a torn history
     // would only misjudge one look).
     const bool over = runnable_ && runnable_() > cpus_;
-    const uint32_t h = ((__atomic_load_n(&history_, __ATOMIC_RELAXED) << 1) | (over ? 1u : 0u)) &
-                       ((1u << kLooks) - 1);
-    __atomic_store_n(&history_, h, __ATOMIC_RELAXED);
+    const uint32_t h =
+        ((history_.load(std::memory_order_relaxed) << 1) | (over ? 1u : 0u)) & ((1u << kLooks) - 1);
+    history_.store(h, std::memory_order_relaxed);
     saturated_.store(__builtin_popcount(h) >= kOverToSaturate, std::memory_order_relaxed);
   }
   return saturated_.load(std::memory_order_relaxed);

@@ -60,24 +60,22 @@ TEST(CpuLoad, AsManyRunnableAsCpusOrUnknownIsNotSaturated) {
 TEST(SpinUntil, EndsAtOnceOnASaturatedMachine) {
   CpuLoad load([] { return 9; }, 2);
   ASSERT_TRUE(look(load, CpuLoad::kOverToSaturate));
-  uint64_t spins = 0;
+  int polls = 0;
   // A limit far past any test's life: only the saturation ends this spin.
-  const SpinEnd end = spin_until([] { return false; }, std::chrono::hours(1), load, spins);
-  EXPECT_EQ(end, SpinEnd::kSaturated);  // at the first clock check
-  EXPECT_EQ(spins, 64u);
+  const SpinEnd end = spin_until([&] { return ++polls < 0; }, std::chrono::hours(1), load);
+  EXPECT_EQ(end, SpinEnd::kSaturated);
+  EXPECT_EQ(polls, 64);  // at the first clock check
 }
 
 TEST(SpinUntil, EndsWhenDoneOrTimeIsUp) {
   CpuLoad load([] { return 1; }, 2);
-  uint64_t spins = 0;
   int polls = 0;
-  EXPECT_EQ(spin_until([&] { return ++polls == 50; }, std::chrono::hours(1), load, spins),
-            SpinEnd::kDone);
-  EXPECT_EQ(spins, 49u);
-  spins = 0;
-  const SpinEnd end = spin_until([] { return false; }, std::chrono::microseconds(0), load, spins);
-  EXPECT_EQ(end, SpinEnd::kTimeUp);  // at the first clock check
-  EXPECT_EQ(spins, 64u);
+  EXPECT_EQ(spin_until([&] { return ++polls == 50; }, std::chrono::hours(1), load), SpinEnd::kDone);
+  EXPECT_EQ(polls, 50);
+  polls = 0;
+  const SpinEnd end = spin_until([&] { return ++polls < 0; }, std::chrono::microseconds(0), load);
+  EXPECT_EQ(end, SpinEnd::kTimeUp);
+  EXPECT_EQ(polls, 64);  // at the first clock check
 }
 
 }  // namespace

@@ -81,9 +81,8 @@ Status FastPath::wait_for(uint32_t seq) {
   // Spin only where it can pay (docs/fast_path.md, "Waiting"): not on a saturated
   // machine; then sleep until woken.
   et::CpuLoad& load = et::CpuLoad::process();
-  uint64_t spins = 0;
   if (spin_.count() > 0 && !load.saturated() &&
-      et::spin_until(answered, spin_, load, spins) == et::SpinEnd::kDone) {
+      et::spin_until(answered, spin_, load) == et::SpinEnd::kDone) {
     return Status();
   }
   const auto give_up = start + longest_wait_;

@@ -94,8 +94,7 @@ bool FastChannel::poll_until(uint32_t last, Clock::time_point until, uint32_t& s
     seq = header_->request_seq.load(std::memory_order_acquire);
     return seq != last || stop_.load(std::memory_order_relaxed);
   };
-  uint64_t spins = 0;
-  const et::SpinEnd end = et::spin_until(came, until - Clock::now(), load, spins);
+  const et::SpinEnd end = et::spin_until(came, until - Clock::now(), load);
   if (end == et::SpinEnd::kDone) {
     waits_spun.fetch_add(1, std::memory_order_relaxed);
     return true;
