@@ -23,9 +23,9 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
-// Under ThreadSanitizer XNNPACK runs on the calling thread: XNNPACK and pthreadpool
-// are not instrumented, so TSan cannot see the synchronisation between XNNPACK's
-// workers and its caller and would report every handed-over buffer as a race.
+// Under ThreadSanitizer XNNPACK runs on the calling thread: XNNPACK is not
+// instrumented, so TSan cannot see its writes on the pool's workers and would report
+// every handed-over buffer as a race.
 using ::et::kThreadSanitizer;
 
 struct FreeDeleter {

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "backends/xnnpack/testing/payload_builder.h"
+#include "runtime/core/sanitizers.h"
+#include "runtime/core/thread_pool.h"
 
 namespace et::xnn {
 namespace {
@@ -690,6 +692,25 @@ TEST(Plan, ThreadsOnlyForNodesWithEnoughWork) {
     const Floats x = sample(64 * 64);
     expect_near(run(*split->graph, {x})[0], run(*serial->graph, {x})[0], 1e-5f);
   }
+}
+
+// XNNPACK's libXNNPACK.so calls pthreadpool_parallelize_* by name: they must reach the
+// project's pool (runtime/core/pthreadpool_abi.cc), not Debian's libpthreadpool.
+TEST(Plan, XnnpackRunsItsLoopsOnTheProjectsPool) {
+  if (kThreadSanitizer) GTEST_SKIP() << "XNNPACK runs on the caller under ThreadSanitizer";
+  ThreadPool::global().set_threads(2);
+  const Floats w = sample(64 * 64, false, 0.05f);
+  CompileOptions options;
+  options.packed_fc_min_filter = SIZE_MAX;
+  options.parallel_min_work = 1;
+  PayloadBuilder builder = fc_adds_fc(w, 1);
+  auto built = compile(builder, options);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  ASSERT_TRUE(built->graph->steps()[0].parallel);
+  const WorkPool::Counts before = ThreadPool::global().counts();
+  run(*built->graph, {sample(64 * 64)});
+  const WorkPool::Counts after = ThreadPool::global().counts();
+  EXPECT_GT(after.shared + after.inline_runs, before.shared + before.inline_runs);
 }
 
 TEST(Replicas, ConcurrentRunsShareAtMostTheLimit) {

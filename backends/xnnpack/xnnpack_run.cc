@@ -317,9 +317,8 @@ Result<XnnRun> XnnRun::create(const Graph& graph, std::span<const uint32_t> node
   SubgraphBuilder builder(graph, subgraph, boundary, nodes);
   for (uint32_t n : nodes) ET_RETURN_IF_ERROR(builder.define(graph.nodes[n]));
   xnn_runtime_t runtime = nullptr;
-  // Workers sleep after the runtime's last operator instead of spinning for the next
-  // (pthreadpool's spin is a million pauses, milliseconds of a CPU another thread may
-  // need: docs/fast_path.md, "Waiting").
+  // Workers sleep after the runtime's last operator instead of polling for the next
+  // runtime's first (runtime/core/work_pool.h; docs/fast_path.md, "Waiting").
   const xnn_status s =
       xnn_create_runtime_v2(subgraph, threadpool, XNN_FLAG_YIELD_WORKERS, &runtime);
   if (s != xnn_status_success) {

@@ -1,4 +1,5 @@
-// The process's compute threads (pthreadpool), shared by every kernel and method.
+// The process's compute threads (a WorkPool, work_pool.h), shared by every kernel,
+// method and XNNPACK runtime.
 //
 // Kernels split large loops with parallel_for(). When the pool is already busy with
 // another method's loop (the daemon runs many methods at once), the caller runs its
@@ -16,8 +17,7 @@
 #include <vector>
 
 #include "port/cpu_load.h"
-
-struct pthreadpool;
+#include "runtime/core/work_pool.h"
 
 namespace et {
 
@@ -27,7 +27,7 @@ class ThreadPool {
   // physical core the process may use (cpu_count.h).
   static ThreadPool& global();
 
-  // `load` says when the machine has no CPU to spare (then loops run inline); it must
+  // `load` says when the machine has no CPU to spare (then no wait spins); it must
   // outlive the pool.
   explicit ThreadPool(size_t threads, CpuLoad& load = CpuLoad::process());
   ~ThreadPool();
@@ -38,26 +38,28 @@ class ThreadPool {
   void set_threads(size_t threads);
   size_t threads() const { return threads_; }
 
-  // The underlying pthreadpool for libraries that take one (XNNPACK); nullptr when
-  // the pool has one thread. It stays valid for the pool's lifetime, across
+  // The pool as pthreadpool's handle, for libraries that take one (XNNPACK); nullptr
+  // when the pool has one thread. It stays valid for the pool's lifetime, across
   // set_threads() (a resized pool keeps the old one alive for earlier users).
-  pthreadpool* native() const { return pool_.get(); }
+  pthreadpool* native() const { return pool_ ? pool_->native() : nullptr; }
+
+  // Loops shared with the workers and loops run inline, over the current pool's life.
+  WorkPool::Counts counts() const { return pool_ ? pool_->counts() : WorkPool::Counts{}; }
 
   // Calls fn(begin, end) on chunks covering [0, n), each at least `grain` long (but
-  // the last), and returns when all are done. Runs fn(0, n) on the caller when the pool
-  // is busy with another loop or the machine is saturated (`load`). An exception thrown by fn on a
-  // pool thread is carried to the caller and rethrown there once every chunk has finished.
+  // the last), and returns when all are done. Runs the chunks on the caller alone when
+  // the pool is busy with another loop; `load` decides only whether waits may spin
+  // (work_pool.h). An exception thrown
+  // by fn on a pool thread is carried to the caller and rethrown there once every chunk
+  // has finished.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
 
  private:
-  struct Deleter {
-    void operator()(pthreadpool* p) const;
-  };
   CpuLoad& load_;
+  std::mutex resize_;  // serialises set_threads()
   size_t threads_ = 1;
-  std::unique_ptr<pthreadpool, Deleter> pool_;
-  std::vector<std::unique_ptr<pthreadpool, Deleter>> retired_;  // handed out by native()
-  std::mutex busy_;                                             // held while the pool runs a loop
+  std::unique_ptr<WorkPool> pool_;
+  std::vector<std::unique_ptr<WorkPool>> retired_;  // handed out by native()
 };
 
 }  // namespace et

@@ -58,9 +58,15 @@ size_t chunks_of_a_loop(ThreadPool& pool) {
   return chunks.load();
 }
 
-TEST(ThreadPool, ASaturatedMachineRunsLoopsOnTheCaller) {
+TEST(ThreadPool, ASaturatedMachineStillSharesLoopsButNeverSpins) {
   ThreadPool pool(4, saturated_machine());
-  EXPECT_EQ(chunks_of_a_loop(pool), 1u);  // fn(0, 64) on the caller
+  for (int i = 0; i < 100; ++i) {
+    std::atomic<size_t> ran{0};
+    pool.parallel_for(64, 1, [&](size_t begin, size_t end) { ran += end - begin; });
+    ASSERT_EQ(ran.load(), 64u);
+  }
+  EXPECT_EQ(pool.counts().shared, 100u);
+  EXPECT_EQ(pool.counts().spins, 0u);  // every wait slept at once
 }
 
 TEST(ThreadPool, AnIdleMachineSplitsLoopsAcrossThePool) {
