@@ -27,11 +27,12 @@ CONTENDERS = {  # name -> column title
     "executorch": "executorch.runtime"}
 
 
-def robot_node(daemon: h.Daemon, model: str | Path, transport: str, hz: int, seconds: float) -> dict:
+def robot_node(daemon: h.Daemon, model: str | Path, transport: str, hz: int, seconds: float,
+               extra: list | None = None) -> dict:
     path = model if isinstance(model, Path) else h.MODELS / f"{model}.pte"
     before, started = h.cpu_seconds(daemon.pid), time.monotonic()
     r = h.run_json([h.ROBOT_NODE, path, "--socket", daemon.socket,
-                    "--transport", transport, "--hz", hz, "--seconds", seconds])
+                    "--transport", transport, "--hz", hz, "--seconds", seconds] + (extra or []))
     assert r["transport"] == transport, r
     r["daemon_cpu_pct"] = 100 * (h.cpu_seconds(daemon.pid) - before) / (time.monotonic() - started)
     return r

@@ -286,7 +286,7 @@ void WorkPool::take_part() {
 void WorkPool::wait_until_done() {
   auto done = [this] { return unfinished_.load(std::memory_order_acquire) == 0; };
   if (done()) return;
-  if (!load_.saturated()) {
+  if (!load_.saturated() && !this_thread_is_realtime()) {
     spins_.fetch_add(1, std::memory_order_relaxed);
     if (spin_until(done, kCallerSpin, load_) == SpinEnd::kDone) return;
   }
@@ -300,12 +300,15 @@ void WorkPool::wait_until_done() {
 void WorkPool::worker_main(uint32_t id) {
   const std::string name = "et-pool-" + std::to_string(id);
   pthread_setname_np(pthread_self(), name.c_str());
+  // Refusal was reported at start (the daemon tries the class first); a worker that
+  // cannot enter it still works, as an ordinary thread.
+  if (const RealtimeClass& rt = process_realtime_class(); rt.on()) (void)enter_realtime_class(rt);
   uint32_t seen = posted_.load(std::memory_order_acquire);
   while (!stop_.load(std::memory_order_acquire)) {
     take_part();
     auto posted = [&] { return posted_.load(std::memory_order_acquire) != seen; };
     const bool sleep_now = (flags_.load(std::memory_order_relaxed) & kFlagSleepAfter) != 0;
-    if (!posted() && !sleep_now && !load_.saturated()) {
+    if (!posted() && !sleep_now && !load_.saturated() && !this_thread_is_realtime()) {
       spins_.fetch_add(1, std::memory_order_relaxed);
       spin_until(posted, kWorkerSpin, load_);
     }

@@ -7,8 +7,9 @@
 // worker the scheduler has not run yet holds nothing up (pthreadpool's own pool waits
 // for every worker to check in after every loop, a time slice per loop on a busy
 // machine). Waits spin only briefly, and only while the machine has a CPU to spare
-// (CpuLoad); otherwise they sleep on a futex. When another loop holds the pool, a loop
-// runs on the caller alone.
+// (CpuLoad) and the waiting thread is not real-time (port/realtime.h); otherwise they
+// sleep on a futex. When another loop holds the pool, a loop runs on the caller alone.
+// Workers enter the process's real-time class, when one is set, as they start.
 //
 // Thread-safety: run() may be called from any thread, also from inside a running loop
 // (the nested loop runs inline).
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "port/cpu_load.h"
+#include "port/realtime.h"
 
 struct pthreadpool;
 

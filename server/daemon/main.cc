@@ -7,6 +7,7 @@
 #include <grpcpp/server_posix.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,8 +16,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <string_view>
+#include <thread>
 
+#include "port/realtime.h"
 #include "proto/spawn_lock.h"
 #include "runtime/core/printable.h"
 #include "runtime/core/thread_pool.h"
@@ -96,9 +100,39 @@ std::string wait_for_stop(const et::server::Options& o, et::server::Core& core,
   }
 }
 
+// The real-time class of --rt, --rt-cpus and --rt-mlock, tried on a thread of its own
+// before any thread that enters it starts. Empty, or why not and what allows it.
+std::string start_realtime_class(const et::server::Options& o) {
+  if (o.rt_mlock && mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0) {
+    const int error = errno;
+    rlimit limit{};
+    getrlimit(RLIMIT_MEMLOCK, &limit);
+    return fmt::format(
+        "--rt-mlock: mlockall: {} (RLIMIT_MEMLOCK is {}; allow it with LimitMEMLOCK=infinity "
+        "in a systemd unit, `ulimit -l unlimited`, or CAP_IPC_LOCK)",
+        std::strerror(error),
+        limit.rlim_cur == RLIM_INFINITY ? std::string("unlimited")
+                                        : fmt::format("{} bytes", limit.rlim_cur));
+  }
+  if (!o.realtime.on()) return {};
+  int error = 0;
+  std::thread([&] { error = et::enter_realtime_class(o.realtime); }).join();
+  if (error != 0) return "--rt: " + et::realtime_refusal(o.realtime, error);
+  et::set_process_realtime_class(o.realtime);
+  return {};
+}
+
 int run(const et::server::Options& o, int ready_fd) {
   using namespace et::server;
-  if (o.threads > 0) et::ThreadPool::global().set_threads(o.threads);
+  if (const std::string refused = start_realtime_class(o); !refused.empty()) {
+    spdlog::error("{}", refused);
+    return 2;
+  }
+  // Compute workers enter the real-time class as they start (the pool is made here or
+  // at its first use, after the class is set): one per --rt-cpus CPU by default.
+  size_t threads = o.threads;
+  if (threads == 0 && o.realtime.on()) threads = o.realtime.cpus.size();
+  if (threads > 0) et::ThreadPool::global().set_threads(threads);
   // Every fast-path channel holds its link's descriptor: take the hard limit, not the
   // soft one (often 1024).
   if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
@@ -214,14 +248,15 @@ int run(const et::server::Options& o, int ready_fd) {
     ~StopAccepting() { listener.stop(); }
   } stop_accepting{*local};
   spdlog::info(
-      "et-serverd {} listening on unix:{}{}{}{} ({} compute threads)", Core::version(), o.socket,
+      "et-serverd {} listening on unix:{}{}{}{} ({} compute threads{})", Core::version(), o.socket,
       o.limits.socket_group >= 0
           ? fmt::format(" (uid {} and group {})", getuid(), o.limits.socket_group)
           : "",
       o.listen.empty() ? ""
                        : fmt::format(" and {} (port {}){}", o.listen, listen_port,
                                      o.tls_cert.empty() ? "" : " (TLS)"),
-      activated->any() ? " (sockets from systemd)" : "", et::ThreadPool::global().threads());
+      activated->any() ? " (sockets from systemd)" : "", et::ThreadPool::global().threads(),
+      o.realtime.on() ? "; real-time class " + o.realtime.describe() : std::string());
 
   std::unique_ptr<kserve::KServeServer> kserve;
   if (!o.kserve.grpc_address.empty() || !o.kserve.http_address.empty() || activated->kserve >= 0) {

@@ -11,23 +11,9 @@
 #include <vector>
 
 #include "server/daemon/unix_socket.h"
+#include "server/transport/grpc/tcp_credentials.h"
 
 namespace et::server {
-
-bool is_loopback_address(const std::string& host_port) {
-  std::string host = host_port;
-  if (const size_t colon = host.rfind(':'); colon != std::string::npos) host.resize(colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host == "localhost" || host == "::1") return true;
-  // 127.0.0.0/8, written as four numbers.
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  char tail = 0;
-  return std::sscanf(host.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a == 127 &&
-         b < 256 && c < 256 && d < 256;
-}
-
 namespace {
 
 // A flag of the command line: its name, what value it takes, its help, and what it
@@ -199,6 +185,26 @@ const std::vector<Flag>& flags() {
       o.threads = n;
       return Status();
     })},
+    {"--rt", "POLICY[:PRIO]",
+     "run the fast-path channel threads and compute workers at a real-time "
+     "policy: fifo or rr, priority 1-99 (default 10); refused at start when "
+     "not allowed (docs/operations.md, \"Real-time class\")",
+     [](Options& o, const std::string& value) -> Status {
+      const std::string error = parse_realtime_class(value, o.realtime);
+      return error.empty() ? Status() : invalid_argument(error);
+    }},
+    {"--rt-cpus", "LIST",
+     "and pin them to these CPUs (e.g. 2-3); --threads defaults to their count",
+     [](Options& o, const std::string& value) -> Status {
+      const std::string error = parse_cpu_list(value, o.realtime.cpus);
+      return error.empty() ? Status() : invalid_argument(error);
+    }},
+    {"--rt-mlock", nullptr,
+     "lock the daemon's memory (mlockall): no page fault waits on the disk",
+     [](Options& o, const std::string&) {
+      o.rt_mlock = true;
+      return Status();
+    }},
     {"--workers", "N",
      "methods executing at once (default: the thread count)",
      count([](Options& o, uint64_t n) -> Status {
@@ -562,6 +568,9 @@ Result<Options> parse_options(int argc, char** argv) {
         "cross the network in clear. Give --tls-cert and --tls-key (and --tls-client-ca to "
         "require client certificates), or listen on 127.0.0.1 / [::1]",
         o.listen));
+  }
+  if (!o.realtime.cpus.empty() && !o.realtime.on()) {
+    return invalid_argument("--rt-cpus goes with --rt fifo|rr (the class its threads enter)");
   }
   if (o.repository.dir.empty() && (o.repository.control != repository::ModelControl::kNone ||
                                    !o.repository.load_at_start.empty())) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "port/realtime.h"
 #include "runtime/core/status.h"
 #include "server/core/core.h"
 #include "server/kserve/server.h"
@@ -24,6 +25,10 @@ struct Options {
   // --repository-poll-secs
   repository::RepositoryOptions repository;
   size_t threads = 0;  // --threads, 0: ET_NUM_THREADS or one per usable physical core
+  // --rt POLICY[:PRIORITY], --rt-cpus LIST: the real-time class of the fast-path channel
+  // threads and compute workers (off by default); --rt-mlock: memory locked.
+  RealtimeClass realtime;
+  bool rt_mlock = false;
   std::string log_level = "info";
   std::string log_format = "text";  // --log-format text|json
   std::string metrics_address;      // --metrics ADDRESS (empty: none)
@@ -44,9 +49,6 @@ struct Options {
 
 // Parses argv. InvalidArgument naming the flag on a bad flag or value.
 Result<Options> parse_options(int argc, char** argv);
-
-// Whether "HOST:PORT" names a loopback host (127.0.0.0/8, [::1], localhost).
-bool is_loopback_address(const std::string& host_port);
 
 // The --help text.
 const char* usage();

@@ -1,6 +1,7 @@
 #include "server/daemon/options.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <map>
 #include <string>
@@ -69,10 +70,11 @@ TEST(Options, EveryFlagInTheHelpIsParsed) {
         {"--model-control-mode", "none"},
         {"--keepalive-timeout-ms", "6000"},
         {"--listen", "127.0.0.1:1"},
+        {"--rt", "fifo:10"},
     };
     // Valid only with other flags (checked after parsing).
     if (name == "--tls-client-ca" || name == "--tls-cert" || name == "--tls-key" ||
-        name == "--load-model") {
+        name == "--load-model" || name == "--rt-cpus") {
       continue;
     }
     std::vector<std::string> args{name};
@@ -82,6 +84,26 @@ TEST(Options, EveryFlagInTheHelpIsParsed) {
     ++flags;
   }
   EXPECT_GT(flags, 40u);
+}
+
+TEST(Options, RealtimeCpusGoWithAClassAndMustBeAllowed) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &set)) ++cpu;
+  auto o = parse({"--rt", "rr:7", "--rt-cpus", std::to_string(cpu)});
+  ASSERT_TRUE(o.ok()) << o.status().to_string();
+  EXPECT_EQ(o->realtime.policy, SCHED_RR);
+  EXPECT_EQ(o->realtime.priority, 7);
+  EXPECT_EQ(o->realtime.cpus, std::vector<int>{cpu});
+  auto alone = parse({"--rt-cpus", std::to_string(cpu)});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("--rt-cpus goes with --rt"), std::string::npos);
+  auto outside = parse({"--rt", "fifo", "--rt-cpus", "1000"});
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("CPU 1000 is not in this process's allowed CPUs"),
+            std::string::npos)
+      << outside.status().to_string();
 }
 
 }  // namespace

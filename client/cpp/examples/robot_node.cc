@@ -6,10 +6,13 @@
 //
 //   robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] [--transport fast|grpc]
 //              [--fresh-outputs] [--warmup N] [--start-at UNIX_SECONDS]
+//              [--rt fifo:PRIORITY] [--rt-cpus LIST]
 //
 // --hz 0 runs free (back to back). --fresh-outputs gives each call new output slots
 // instead. --warmup N untimed calls come first (default 10). --start-at waits after the
-// warm-up until that wall-clock time, so that several nodes measure the same window. Inputs are
+// warm-up until that wall-clock time, so that several nodes measure the same window. --rt
+// runs the loop's thread in a real-time class (etclient::enter_realtime_class), pinned
+// to --rt-cpus when given. Inputs are
 // zeros of each input's declared shape (a real node would fill the shared tensor from its sensor).
 #include <algorithm>
 #include <chrono>
@@ -28,6 +31,7 @@ int main(int argc, char** argv) {
   bool fresh_outputs = false;
   int warmup = 10;
   double start_at = 0;
+  std::string rt, rt_cpus;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -45,15 +49,25 @@ int main(int argc, char** argv) {
       warmup = std::stoi(next());
     else if (a == "--start-at")
       start_at = std::stod(next());
+    else if (a == "--rt")
+      rt = next();
+    else if (a == "--rt-cpus")
+      rt_cpus = next();
     else
       model = a;
   }
   if (model.empty() || hz < 0 || warmup < 0 || (transport != "fast" && transport != "grpc")) {
-    std::fprintf(
-        stderr,
-        "usage: robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] "
-        "[--transport fast|grpc] [--fresh-outputs] [--warmup N] [--start-at UNIX_SECONDS]\n");
+    std::fprintf(stderr,
+                 "usage: robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] "
+                 "[--transport fast|grpc] [--fresh-outputs] [--warmup N] [--start-at UNIX_SECONDS] "
+                 "[--rt fifo:PRIORITY] [--rt-cpus LIST]\n");
     return 2;
+  }
+  if (!rt.empty()) {
+    if (etclient::Status s = etclient::enter_realtime_class(rt, rt_cpus); !s.ok()) {
+      std::fprintf(stderr, "robot_node: --rt: %s\n", s.message().c_str());
+      return 2;
+    }
   }
   etclient::ClientOptions options;
   options.socket = socket;

@@ -11,6 +11,7 @@
 
 #include "connection.h"
 #include "port/cpu_load.h"
+#include "port/realtime.h"
 #include "proto/fd_client.h"
 
 namespace etclient {
@@ -79,9 +80,10 @@ Status FastPath::wait_for(uint32_t seq) {
   auto answered = [&] { return header_->response_seq.load(std::memory_order_acquire) == seq; };
   const auto start = std::chrono::steady_clock::now();
   // Spin only where it can pay (docs/fast_path.md, "Waiting"): not on a saturated
-  // machine; then sleep until woken.
+  // machine, not on a real-time thread (etclient::enter_realtime_class); then sleep
+  // until woken.
   et::CpuLoad& load = et::CpuLoad::process();
-  if (spin_.count() > 0 && !load.saturated() &&
+  if (spin_.count() > 0 && !et::this_thread_is_realtime() && !load.saturated() &&
       et::spin_until(answered, spin_, load) == et::SpinEnd::kDone) {
     return Status();
   }

@@ -4,11 +4,27 @@
 #include <grpcpp/security/server_credentials.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 namespace et::server {
+
+bool is_loopback_address(const std::string& host_port) {
+  std::string host = host_port;
+  if (const size_t colon = host.rfind(':'); colon != std::string::npos) host.resize(colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost" || host == "::1") return true;
+  // 127.0.0.0/8, written as four numbers.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  char tail = 0;
+  return std::sscanf(host.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a == 127 &&
+         b < 256 && c < 256 && d < 256;
+}
+
 namespace {
 
 Result<std::string> read_pem(const char* flag, const std::string& path) {

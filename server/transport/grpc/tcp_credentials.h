@@ -19,4 +19,8 @@ Result<std::shared_ptr<grpc::ServerCredentials>> tcp_credentials(const std::stri
                                                                  const std::string& key,
                                                                  const std::string& client_ca);
 
+// Whether "HOST:PORT" names a loopback host (127.0.0.0/8, [::1], localhost): where
+// --listen may go without TLS.
+bool is_loopback_address(const std::string& host_port);
+
 }  // namespace et::server

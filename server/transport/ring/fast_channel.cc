@@ -1,6 +1,7 @@
 #include "server/transport/ring/fast_channel.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cstring>
 
 #include "port/cpu_load.h"
+#include "port/realtime.h"
 
 namespace et::server {
 
@@ -86,6 +88,7 @@ void FastChannel::join() {
 
 bool FastChannel::poll_until(uint32_t last, Clock::time_point until, uint32_t& seq) {
   et::CpuLoad& load = et::CpuLoad::process();
+  if (et::this_thread_is_realtime()) return false;  // port/realtime.h: never polls
   if (load.saturated()) {
     skipped_saturated.fetch_add(1, std::memory_order_relaxed);
     return false;
@@ -125,7 +128,7 @@ bool FastChannel::wait_for_request(uint32_t last, uint32_t& seq) {
   const auto answered = Clock::now();
   bool came = timing_.spin.count() > 0 && poll_until(last, answered + timing_.spin, seq);
   if (!came && timing_.wake_ahead.count() > 0 && predicted_gap_.count() > 0 &&
-      !et::CpuLoad::process().saturated()) {
+      !et::this_thread_is_realtime() && !et::CpuLoad::process().saturated()) {
     // A caller at a fixed rate: sleep until just before its next call is due, then poll
     // through the window around it, so the call need not wait for a wake-up.
     const auto due = answered + predicted_gap_;
@@ -179,6 +182,11 @@ void FastChannel::answer(uint32_t seq) {
 void FastChannel::serve() {
   // Timed sleeps end when asked, not up to 50 us later (the default slack).
   (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+  pthread_setname_np(pthread_self(), "et-fast");  // for top -H, and the tests
+  // The daemon tried the class at start (--rt) and refused to start without it.
+  if (const et::RealtimeClass& rt = et::process_realtime_class(); rt.on()) {
+    (void)et::enter_realtime_class(rt);
+  }
   // Both words start at 0 (a fresh memfd): the first request is the first change.
   uint32_t last = 0, seq = 0;
   while (wait_for_request(last, seq)) {

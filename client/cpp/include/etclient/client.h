@@ -47,6 +47,16 @@ enum class DType : uint8_t {
 ETCLIENT_API size_t element_size(DType type);
 ETCLIENT_API const char* dtype_name(DType type);
 
+// Puts the calling thread in a real-time class: `policy` is "fifo:PRIORITY" or
+// "rr:PRIORITY" (1-99), `cpus` a CPU list ("2", "2-3"; empty: any CPU). Calls on that
+// thread then never poll for their answer (a real-time thread that polls keeps
+// ordinary threads, perhaps the daemon's, off its CPU): they sleep until the daemon
+// wakes them, which preempts any ordinary busy process at once. PermissionDenied
+// naming what allows it (RLIMIT_RTPRIO, CAP_SYS_NICE) when not allowed; InvalidArgument
+// for text that is not a class or a CPU this process may use. docs/operations.md,
+// "Real-time class".
+ETCLIENT_API Status enter_realtime_class(const std::string& policy, const std::string& cpus = {});
+
 struct TensorMeta {
   DType dtype = DType::kFloat32;
   std::vector<int64_t> sizes;  // upper bounds when dynamic
