@@ -1,5 +1,6 @@
 // Layout nodes: transpose, slice, concatenate, copy. They move elements of any size.
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "backends/xnnpack/kernel_nodes.h"
@@ -8,14 +9,27 @@
 namespace et::xnn {
 namespace {
 
-std::vector<size_t> row_major_strides(const std::vector<size_t>& dims) {
-  std::vector<size_t> strides(dims.size(), 1);
+// At most kMaxDims sizes or strides, without the heap: a layout node runs on every
+// execute, which allocates nothing once warm.
+struct Dims {
+  std::array<size_t, kMaxDims> v{};
+  size_t n = 0;
+  size_t size() const { return n; }
+  size_t& operator[](size_t i) { return v[i]; }
+  size_t operator[](size_t i) const { return v[i]; }
+  void push_back(size_t x) { v[n++] = x; }
+};
+
+Dims row_major_strides(const std::vector<size_t>& dims) {
+  Dims strides;
+  strides.n = dims.size();
+  for (size_t d = 0; d < dims.size(); ++d) strides[d] = 1;
   for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
   return strides;
 }
 
 // out[i0..] = in[offset + sum(i_d * in_strides[d])] over out_dims, in bytes of `esize`.
-void gather(const uint8_t* in, size_t offset, const std::vector<size_t>& in_strides,
+void gather(const uint8_t* in, size_t offset, const Dims& in_strides,
             const std::vector<size_t>& out_dims, uint8_t* out, size_t esize) {
   const size_t rank = out_dims.size();
   if (rank == 0) {
@@ -23,7 +37,7 @@ void gather(const uint8_t* in, size_t offset, const std::vector<size_t>& in_stri
     return;
   }
   const size_t inner = out_dims[rank - 1], inner_stride = in_strides[rank - 1];
-  std::vector<size_t> index(rank, 0);
+  std::array<size_t, kMaxDims> index{};
   size_t outer = 1;
   for (size_t d = 0; d + 1 < rank; ++d) outer *= out_dims[d];
   for (size_t o = 0; o < outer; ++o) {
@@ -46,35 +60,41 @@ void gather(const uint8_t* in, size_t offset, const std::vector<size_t>& in_stri
 
 // Dims of `dims` permuted by `perm` with runs of consecutive axes merged: the same
 // transpose over fewer, larger dims (NCHW -> NHWC becomes [C, H*W] -> [H*W, C]).
-void merge_axes(const std::vector<size_t>& dims, const std::vector<size_t>& perm,
-                std::vector<size_t>& merged_dims, std::vector<size_t>& merged_perm) {
-  // Groups of output positions whose input axes are consecutive.
-  std::vector<std::vector<size_t>> groups;
+void merge_axes(const std::vector<size_t>& dims, const std::vector<size_t>& perm, Dims& merged_dims,
+                Dims& merged_perm) {
+  // Groups of output positions whose input axes are consecutive: group g holds input
+  // axes first[g] .. first[g] + count[g] - 1.
+  std::array<size_t, kMaxDims> first{}, count{};
+  size_t groups = 0;
   for (size_t d = 0; d < perm.size(); ++d) {
     if (dims[perm[d]] == 1) continue;  // size-1 axes move nothing
-    if (!groups.empty() && groups.back().back() + 1 == perm[d]) {
-      groups.back().push_back(perm[d]);
+    if (groups > 0 && first[groups - 1] + count[groups - 1] == perm[d]) {
+      ++count[groups - 1];
     } else {
-      groups.push_back({perm[d]});
+      first[groups] = perm[d];
+      count[groups] = 1;
+      ++groups;
     }
   }
   // Number the groups by their first input axis to get the merged permutation.
-  std::vector<size_t> order(groups.size());
-  for (size_t g = 0; g < groups.size(); ++g) order[g] = g;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return groups[a].front() < groups[b].front(); });
-  merged_dims.assign(groups.size(), 1);
-  merged_perm.assign(groups.size(), 0);
-  for (size_t rank = 0; rank < order.size(); ++rank) {
-    for (size_t axis : groups[order[rank]]) merged_dims[rank] *= dims[axis];
-    merged_perm[order[rank]] = rank;
+  std::array<size_t, kMaxDims> order{};
+  for (size_t g = 0; g < groups; ++g) order[g] = g;
+  std::sort(order.begin(), order.begin() + static_cast<long>(groups),
+            [&](size_t a, size_t b) { return first[a] < first[b]; });
+  merged_dims.n = merged_perm.n = groups;
+  for (size_t rank = 0; rank < groups; ++rank) {
+    merged_dims[rank] = 1;
+    const size_t g = order[rank];
+    for (size_t axis = first[g]; axis < first[g] + count[g]; ++axis)
+      merged_dims[rank] *= dims[axis];
+    merged_perm[g] = rank;
   }
 }
 
 // A transpose that merges to a (batched) 2-D one; false when it does not.
 bool fast_transpose(const std::vector<size_t>& dims, const std::vector<size_t>& perm,
                     const uint8_t* in, uint8_t* out, size_t esize) {
-  std::vector<size_t> md, mp;
+  Dims md, mp;
   merge_axes(dims, perm, md, mp);
   size_t batch = 1, rows = 0, cols = 0;
   if (mp.size() == 2 && mp[0] == 1 && mp[1] == 0) {
@@ -108,14 +128,14 @@ void run_layout_node(const Graph& graph, const GraphNode& node, std::span<void* 
   switch (node.type) {
     case NodeType::kStaticTranspose: {
       if (fast_transpose(x.dims, node.list, in, out, esize)) return;
-      const std::vector<size_t> strides = row_major_strides(x.dims);
-      std::vector<size_t> permuted(strides.size());
-      for (size_t d = 0; d < strides.size(); ++d) permuted[d] = strides[node.list[d]];
+      const Dims strides = row_major_strides(x.dims);
+      Dims permuted;
+      for (size_t d = 0; d < strides.size(); ++d) permuted.push_back(strides[node.list[d]]);
       gather(in, 0, permuted, y.dims, out, esize);
       return;
     }
     case NodeType::kStaticSlice: {
-      const std::vector<size_t> strides = row_major_strides(x.dims);
+      const Dims strides = row_major_strides(x.dims);
       size_t offset = 0;
       for (size_t d = 0; d < strides.size(); ++d) offset += node.list[d] * strides[d];
       gather(in, offset, strides, y.dims, out, esize);

@@ -166,9 +166,12 @@ void fully_connected_qd8(const Graph& graph, const GraphNode& node, std::span<vo
   const float* bias =
       node.inputs[2] == kNoValue ? nullptr : static_cast<const float*>(ptrs[node.inputs[2]]);
   auto* y = static_cast<float*>(ptrs[node.outputs[0]]);
-  std::vector<int64_t> wsum(n);
+  // Per-thread buffers that keep their capacity: an execute allocates nothing once warm.
+  thread_local std::vector<int64_t> wsum;
+  thread_local std::vector<int32_t> acc;
+  wsum.resize(n);
+  acc.resize(n);
   for (size_t j = 0; j < n; ++j) wsum[j] = fc.weight_sum(j);
-  std::vector<int32_t> acc(n);
   for (size_t r = 0; r < fc.rows; ++r) {
     dot_rows(fc.x + r * k, fc.w, k, n, fc.transposed, acc.data());
     const float scale = params[r].scale;
@@ -189,7 +192,8 @@ void fully_connected_qd8_int4(const Graph& graph, const GraphNode& node,
   const kernels::Int4Weights& w = *graph.values[node.inputs[1]].int4;
   const size_t rows = xv.numel / w.k;
   const QdParams* params = row_params(xv, ptrs[node.inputs[0]]);
-  std::vector<kernels::RowQuantization> quant(rows);
+  thread_local std::vector<kernels::RowQuantization> quant;  // keeps its capacity
+  quant.resize(rows);
   for (size_t r = 0; r < rows; ++r) quant[r] = {params[r].scale, params[r].zero_point};
   const float* bias =
       node.inputs[2] == kNoValue ? nullptr : static_cast<const float*>(ptrs[node.inputs[2]]);
@@ -225,13 +229,16 @@ void fully_connected_qs8(const Graph& graph, const GraphNode& node, std::span<vo
   const float lo = static_cast<float>(quantize_bound(node.output_min, yv.scale, y_zp) - y_zp);
   const float hi = static_cast<float>(quantize_bound(node.output_max, yv.scale, y_zp) - y_zp);
   // Per output channel: the requantization scale and bias - x_zero_point * sum_k w.
-  std::vector<float> requant(n);
-  std::vector<int64_t> offset(n);
+  thread_local std::vector<float> requant;  // these keep their capacity across calls
+  thread_local std::vector<int64_t> offset;
+  thread_local std::vector<int32_t> acc;
+  requant.resize(n);
+  offset.resize(n);
+  acc.resize(n);
   for (size_t j = 0; j < n; ++j) {
     requant[j] = fc.xv.scale * fc.wv.channel_scales[j] / yv.scale;
     offset[j] = (bias ? bias[j] : 0) - int64_t{fc.xv.zero_point} * fc.weight_sum(j);
   }
-  std::vector<int32_t> acc(n);
   for (size_t r = 0; r < fc.rows; ++r) {
     dot_rows(fc.x + r * k, fc.w, k, n, fc.transposed, acc.data());
     for (size_t j = 0; j < n; ++j) {

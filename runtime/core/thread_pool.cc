@@ -20,7 +20,8 @@ size_t default_threads() {
 }
 
 struct Task {
-  const std::function<void(size_t, size_t)>* fn;
+  void (*body)(const void* fn, size_t begin, size_t end);
+  const void* fn;
   Mutex failed_mu;
   std::exception_ptr failed ET_GUARDED_BY(failed_mu);  // the first exception of a tile
 };
@@ -30,7 +31,7 @@ struct Task {
 void run_tile(Loop::AnyFn, void* context, uint32_t, const size_t* index, const size_t* length) {
   auto* task = static_cast<Task*>(context);
   try {
-    (*task->fn)(index[0], index[0] + length[0]);
+    task->body(task->fn, index[0], index[0] + length[0]);
   } catch (...) {
     MutexLock lock(task->failed_mu);
     if (!task->failed) task->failed = std::current_exception();
@@ -55,15 +56,14 @@ void ThreadPool::set_threads(size_t threads) {
   if (threads_ > 1) pool_ = WorkPool::create(threads_, load_);
 }
 
-void ThreadPool::parallel_for(size_t n, size_t grain,
-                              const std::function<void(size_t, size_t)>& fn) {
+void ThreadPool::run_loop(size_t n, size_t grain, Body body, const void* fn) {
   if (n == 0) return;
   grain = std::max<size_t>(1, grain);
   if (!pool_ || n <= grain) {
-    fn(0, n);
+    body(fn, 0, n);
     return;
   }
-  Task task{&fn, {}, nullptr};
+  Task task{body, fn, {}, nullptr};
   Loop loop;
   loop.invoke = &run_tile;
   loop.context = &task;

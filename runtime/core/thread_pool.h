@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -49,12 +48,23 @@ class ThreadPool {
   // Calls fn(begin, end) on chunks covering [0, n), each at least `grain` long (but
   // the last), and returns when all are done. Runs the chunks on the caller alone when
   // the pool is busy with another loop; `load` decides only whether waits may spin
-  // (work_pool.h). An exception thrown
-  // by fn on a pool thread is carried to the caller and rethrown there once every chunk
-  // has finished.
-  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
+  // (work_pool.h). An exception thrown by fn on a pool thread is carried to the caller
+  // and rethrown there once every chunk has finished. fn is called through a pointer
+  // (no std::function, which would allocate for a lambda of more than two captures:
+  // an execute allocates nothing once warm).
+  template <class Fn>
+  void parallel_for(size_t n, size_t grain, const Fn& fn) {
+    run_loop(n, grain, &call<Fn>, &fn);
+  }
 
  private:
+  using Body = void (*)(const void* fn, size_t begin, size_t end);
+  template <class Fn>
+  static void call(const void* fn, size_t begin, size_t end) {
+    (*static_cast<const Fn*>(fn))(begin, end);
+  }
+  void run_loop(size_t n, size_t grain, Body body, const void* fn);
+
   CpuLoad& load_;
   std::mutex resize_;  // serialises set_threads()
   size_t threads_ = 1;
