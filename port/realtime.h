@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -45,8 +46,10 @@ std::string parse_cpu_list(std::string_view text, std::vector<int>& cpus);
 const RealtimeClass& process_realtime_class();
 void set_process_realtime_class(const RealtimeClass& rt);
 
-// Puts the calling thread in `rt`: its policy and priority, then its CPUs. 0, or the
-// errno of the call that failed (EPERM: not allowed; EINVAL: a CPU not allowed).
+// Puts the calling thread in `rt`: its CPUs, then its policy and priority (with
+// SCHED_RESET_ON_FORK: threads and processes it starts later are ordinary). 0, or the
+// errno of the call that failed (EPERM: not allowed; EINVAL: a CPU not allowed), and
+// then the thread's policy is as it was.
 int enter_realtime_class(const RealtimeClass& rt);
 
 // Whether the calling thread entered a real-time class through enter_realtime_class().
@@ -147,7 +150,7 @@ inline std::string parse_cpu_list(std::string_view text, std::vector<int>& cpus)
         return "CPU " + std::to_string(c) + " is not in this process's allowed CPUs " +
                realtime_detail::cpu_ranges(allowed);
       }
-      out.push_back(c);
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
     }
   }
   if (out.empty()) return "give at least one CPU";
@@ -161,18 +164,21 @@ inline void set_process_realtime_class(const RealtimeClass& rt) {
 }
 
 inline int enter_realtime_class(const RealtimeClass& rt) {
-  sched_param param{};
-  param.sched_priority = rt.on() ? rt.priority : 0;
-  if (const int e =
-          pthread_setschedparam(pthread_self(), rt.on() ? rt.policy : SCHED_OTHER, &param);
-      e != 0) {
-    return e;
-  }
+  // The CPUs first: a thread refused them stays as it was, not real-time unflagged.
   if (!rt.cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
     for (int c : rt.cpus) CPU_SET(c, &set);
     if (const int e = pthread_setaffinity_np(pthread_self(), sizeof set, &set); e != 0) return e;
+  }
+  sched_param param{};
+  param.sched_priority = rt.on() ? rt.priority : 0;
+  // pid 0 is the calling thread. SCHED_RESET_ON_FORK: threads and processes it starts
+  // later (a gRPC thread, an auto-started daemon) are ordinary again, not real-time by
+  // inheritance (they do inherit the CPUs).
+  if (sched_setscheduler(0, (rt.on() ? rt.policy : SCHED_OTHER) | SCHED_RESET_ON_FORK, &param) !=
+      0) {
+    return errno;
   }
   realtime_detail::this_thread_realtime = rt.on();
   return 0;

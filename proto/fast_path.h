@@ -50,9 +50,13 @@ struct MessageHeader {
   uint32_t kind_or_code;  // request: a FastCall; response: a gRPC status code (0 OK)
   uint32_t length;        // bytes of the message that follows
   uint32_t seq;           // the request_seq this message belongs to
-  uint32_t reserved;      // 0
+  // Request: the caller's deadline for this call in microseconds, 0 for none (a client
+  // that predates deadlines sends 0). Response: flags, kMissedDeadline when the daemon's
+  // part of the call alone took longer than that deadline.
+  uint32_t deadline_us_or_flags;
 };
 static_assert(sizeof(MessageHeader) == 16);
+inline constexpr uint32_t kMissedDeadline = 1;
 
 // Where the two areas lie in a channel of `size` bytes: halves of what follows the
 // header, each a multiple of 64 bytes.

@@ -25,7 +25,7 @@ from conftest import DEADLINE_S, MODELS, accepts, built_tool, wait_until
 SCHED_OTHER, SCHED_FIFO = 0, 1
 
 
-CAP_SYS_NICE, CAP_SYS_RESOURCE = 23, 24
+CAP_IPC_LOCK, CAP_SYS_NICE, CAP_SYS_RESOURCE = 14, 23, 24
 
 
 def capabilities() -> int:
@@ -74,6 +74,24 @@ def test_the_daemon_refuses_a_real_time_class_it_may_not_enter():
         assert "--rt: cannot run threads as SCHED_FIFO priority 10: Operation not permitted" in out, out
         assert "RLIMIT_RTPRIO is 0" in out and "CAP_SYS_NICE" in out, out
         assert "LimitRTPRIO=10" in out, out
+        assert not sock.exists(), "the daemon listened before refusing"
+
+
+def test_the_daemon_refuses_to_lock_memory_under_a_finite_limit():
+    with tempfile.TemporaryDirectory(prefix="et-rt-") as tmp:
+        sock = Path(tmp) / "s.sock"
+        command = [built_tool("et-serverd", "server"), "--socket", sock, "--rt-mlock"]
+        if capabilities() & (1 << CAP_IPC_LOCK):
+            command = ["setpriv", "--bounding-set", "-ipc_lock", "--inh-caps", "-ipc_lock", "--",
+                       *command]
+        hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+        limit = 64 << 20 if hard == resource.RLIM_INFINITY else min(64 << 20, hard)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_S,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_MEMLOCK, (limit, hard)))
+        out = done.stdout + done.stderr
+        assert done.returncode == 2, out
+        assert f"--rt-mlock: RLIMIT_MEMLOCK is {limit} bytes" in out, out
+        assert "LimitMEMLOCK=infinity" in out and "CAP_IPC_LOCK" in out, out
         assert not sock.exists(), "the daemon listened before refusing"
 
 

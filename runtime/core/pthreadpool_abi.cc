@@ -74,7 +74,11 @@ void dispatch(pthreadpool_t pool, uint32_t flags, Task fn, void* context, uint32
 extern "C" {
 
 pthreadpool_t pthreadpool_create(size_t threads) {
-  return new pthreadpool(threads, et::CpuLoad::process());
+  try {  // a C caller gets NULL, as from pthreadpool, not an exception
+    return new pthreadpool(threads, et::CpuLoad::process());
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 void pthreadpool_destroy(pthreadpool_t pool) { delete pool; }

@@ -170,8 +170,10 @@ WorkPool::Counts WorkPool::counts() const {
 }
 
 void WorkPool::run_inline(const Loop& loop) {
+  const size_t tiles = tiles_of(loop);
+  if (tiles == 0) return;  // run_tiles divides by every dimension's tile count
   DenormalsOff denormals(loop.disable_denormals);
-  run_tiles(loop, 0, tiles_of(loop));
+  run_tiles(loop, 0, tiles);
 }
 
 void WorkPool::run(const Loop& loop) {

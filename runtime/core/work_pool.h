@@ -35,7 +35,8 @@ inline constexpr int kMaxLoopDims = 6;
 // One loop: `dims` dimensions (at most kMaxLoopDims), dimension d of range[d] indices
 // cut into tiles of tile[d] (1 for an untiled dimension). invoke is called once per tile
 // with the tile's first index and its length in each dimension (the last tile of a
-// dimension may be short); fn, context and uarch are passed through for it.
+// dimension may be short); fn, context and uarch are passed through for it. invoke must
+// not throw (the pool's loops are C calls; ThreadPool catches for its callers).
 struct Loop {
   using AnyFn = void (*)();  // the caller's function, cast back by invoke
   using Invoke = void (*)(AnyFn fn, void* context, uint32_t uarch, const size_t* index,

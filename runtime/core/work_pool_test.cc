@@ -146,6 +146,10 @@ TEST_F(PthreadpoolAbi, ANullPoolOrAnEmptyRangeRunsOnTheCaller) {
       native(), [](void* c, size_t, size_t) { ++static_cast<Context*>(c)->calls; }, &context, 0, 9,
       0);
   EXPECT_EQ(context.calls.load(), 72);
+  pthreadpool_parallelize_2d(  // an empty range without a pool: no call, no division by 0
+      nullptr, [](void* c, size_t, size_t) { ++static_cast<Context*>(c)->calls; }, &context, 8, 0,
+      0);
+  EXPECT_EQ(context.calls.load(), 72);
   EXPECT_EQ(pthreadpool_get_threads_count(native()), 4u);
 }
 

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string_view>
 #include <thread>
 
@@ -102,17 +103,36 @@ std::string wait_for_stop(const et::server::Options& o, et::server::Core& core,
 
 // The real-time class of --rt, --rt-cpus and --rt-mlock, tried on a thread of its own
 // before any thread that enters it starts. Empty, or why not and what allows it.
+// Whether the effective capabilities hold CAP_IPC_LOCK (lock any amount of memory).
+bool can_lock_any_memory() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("CapEff:", 0) == 0) {
+      return (std::stoull(line.substr(7), nullptr, 16) >> 14 & 1) != 0;  // CAP_IPC_LOCK
+    }
+  }
+  return false;
+}
+
 std::string start_realtime_class(const et::server::Options& o) {
-  if (o.rt_mlock && mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0) {
-    const int error = errno;
+  if (o.rt_mlock) {
+    // Every later mapping (a program, a session's segment, a thread's stack) is locked
+    // too and counts against the limit: under a finite one the daemon would start, then
+    // fail to load a model. So refuse now.
     rlimit limit{};
     getrlimit(RLIMIT_MEMLOCK, &limit);
-    return fmt::format(
-        "--rt-mlock: mlockall: {} (RLIMIT_MEMLOCK is {}; allow it with LimitMEMLOCK=infinity "
-        "in a systemd unit, `ulimit -l unlimited`, or CAP_IPC_LOCK)",
-        std::strerror(error),
-        limit.rlim_cur == RLIM_INFINITY ? std::string("unlimited")
-                                        : fmt::format("{} bytes", limit.rlim_cur));
+    const std::string allow =
+        "allow it with LimitMEMLOCK=infinity in a systemd unit, `ulimit -l unlimited`, "
+        "`--ulimit memlock=-1` for a container, or CAP_IPC_LOCK";
+    if (limit.rlim_cur != RLIM_INFINITY && !can_lock_any_memory()) {
+      return fmt::format(
+          "--rt-mlock: RLIMIT_MEMLOCK is {} bytes: every mapping the daemon makes later "
+          "would count against it and fail past it; {}",
+          limit.rlim_cur, allow);
+    }
+    if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0) {
+      return fmt::format("--rt-mlock: mlockall: {}; {}", std::strerror(errno), allow);
+    }
   }
   if (!o.realtime.on()) return {};
   int error = 0;

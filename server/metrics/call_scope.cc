@@ -5,6 +5,8 @@
 namespace et::server::metrics {
 namespace {
 thread_local CallScope* current = nullptr;
+thread_local std::chrono::microseconds next_deadline{0};
+thread_local bool missed_deadline = false;
 std::atomic<uint64_t> calls_started{0};
 }  // namespace
 
@@ -30,15 +32,29 @@ std::string model_label(const std::string& registry_name, const std::string& sha
 CallScope::CallScope(Metrics* metrics, Transport transport)
     : metrics_(metrics), transport_(transport), outer_(current) {
   current = this;
+  deadline_ = next_deadline;
+  next_deadline = std::chrono::microseconds(0);
+}
+
+void CallScope::set_next_deadline(std::chrono::microseconds deadline) { next_deadline = deadline; }
+
+bool CallScope::take_missed_deadline() {
+  const bool missed = missed_deadline;
+  missed_deadline = false;
+  next_deadline = std::chrono::microseconds(0);
+  return missed;
 }
 
 CallScope::~CallScope() {
   current = outer_;
-  if (!metrics_) return;
-  if (!series_) series_ = metrics_->series("", "", transport_);  // failed before a method
   const auto total = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::steady_clock::now() - started_)
                          .count();
+  const bool missed = deadline_.count() > 0 && total > std::chrono::nanoseconds(deadline_).count();
+  missed_deadline = missed;
+  if (!metrics_) return;
+  if (!series_) series_ = metrics_->series("", "", transport_);  // failed before a method
+  if (missed) series_->deadline_misses.fetch_add(1, std::memory_order_relaxed);
   series_->by_code[static_cast<size_t>(code_) < series_->by_code.size() ? code_ : 2].fetch_add(
       1, std::memory_order_relaxed);
   if (queued_) series_->queue.observe(queue_ns_);

@@ -39,6 +39,14 @@ class CallScope {
   static void note_queue(uint64_t ns);
   static void note_compute(uint64_t ns);
 
+  // A transport's per-call deadline (0: none) for the next scope opened on this thread:
+  // when that call takes longer, from the scope's opening to its close, it counts as a
+  // deadline miss of its method (et_serverd_deadline_misses_total).
+  static void set_next_deadline(std::chrono::microseconds deadline);
+  // Whether the last scope closed on this thread missed its deadline; forgets both that
+  // and a deadline no scope took (a request refused before its call began).
+  static bool take_missed_deadline();
+
  private:
   Metrics* metrics_;
   Transport transport_;
@@ -48,6 +56,7 @@ class CallScope {
   CallSeries* series_ = nullptr;
   int code_ = 13;  // INTERNAL until set
   uint64_t queue_ns_ = 0, compute_ns_ = 0;
+  std::chrono::microseconds deadline_{0};
   bool queued_ = false, computed_ = false;
 };
 

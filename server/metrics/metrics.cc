@@ -130,6 +130,14 @@ std::string Metrics::render() const {
                          kCodeNames[code], n);
     }
   }
+  out +=
+      "# HELP et_serverd_deadline_misses_total Calls that carried a deadline (a fast-path "
+      "client's Method::set_deadline) and took longer than it in the daemon.\n"
+      "# TYPE et_serverd_deadline_misses_total counter\n";
+  for (const CallSeries* s : all) {
+    const uint64_t n = s->deadline_misses.load(std::memory_order_relaxed);
+    if (n > 0) out += fmt::format("et_serverd_deadline_misses_total{{{}}} {}\n", s->labels, n);
+  }
   struct Family {
     std::string_view name, help;
     const Histogram CallSeries::*histogram;

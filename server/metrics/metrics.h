@@ -47,6 +47,7 @@ struct CallSeries {
   std::string labels;                               // model="...",method="...",transport="..."
   std::array<std::atomic<uint64_t>, 17> by_code{};  // by gRPC status code
   Histogram queue, compute, round_trip;
+  std::atomic<uint64_t> deadline_misses{0};  // calls longer than their caller's deadline
 };
 
 // Label values as the text format writes them (backslash, quote and newline escaped).

@@ -6,13 +6,14 @@
 //
 //   robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] [--transport fast|grpc]
 //              [--fresh-outputs] [--warmup N] [--start-at UNIX_SECONDS]
-//              [--rt fifo:PRIORITY] [--rt-cpus LIST]
+//              [--rt fifo:PRIORITY] [--rt-cpus LIST] [--deadline-us N]
 //
 // --hz 0 runs free (back to back). --fresh-outputs gives each call new output slots
 // instead. --warmup N untimed calls come first (default 10). --start-at waits after the
 // warm-up until that wall-clock time, so that several nodes measure the same window. --rt
 // runs the loop's thread in a real-time class (etclient::enter_realtime_class), pinned
-// to --rt-cpus when given. Inputs are
+// to --rt-cpus when given. --deadline-us gives each call that deadline
+// (Method::set_deadline) and reports the calls that missed it. Inputs are
 // zeros of each input's declared shape (a real node would fill the shared tensor from its sensor).
 #include <algorithm>
 #include <chrono>
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   int warmup = 10;
   double start_at = 0;
   std::string rt, rt_cpus;
+  long deadline_us = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -53,19 +55,31 @@ int main(int argc, char** argv) {
       rt = next();
     else if (a == "--rt-cpus")
       rt_cpus = next();
+    else if (a == "--deadline-us")
+      deadline_us = std::stol(next());
     else
       model = a;
   }
-  if (model.empty() || hz < 0 || warmup < 0 || (transport != "fast" && transport != "grpc")) {
+  if (model.empty() || hz < 0 || warmup < 0 || deadline_us < 0 ||
+      (transport != "fast" && transport != "grpc")) {
     std::fprintf(stderr,
                  "usage: robot_node MODEL.pte [--hz N] [--seconds S] [--socket PATH] "
                  "[--transport fast|grpc] [--fresh-outputs] [--warmup N] [--start-at UNIX_SECONDS] "
-                 "[--rt fifo:PRIORITY] [--rt-cpus LIST]\n");
+                 "[--rt fifo:PRIORITY] [--rt-cpus LIST] [--deadline-us N]\n");
     return 2;
   }
+  if (rt.empty() && !rt_cpus.empty()) {
+    std::fprintf(stderr, "robot_node: --rt-cpus goes with --rt fifo:PRIORITY\n");
+    return 2;
+  }
+  // Tried on a thread of its own before anything else (a refusal ends the node at
+  // once); entered on this thread for the loop, once connected and loaded, so the
+  // threads those start (gRPC's, an auto-started daemon) keep their own CPUs.
   if (!rt.empty()) {
-    if (etclient::Status s = etclient::enter_realtime_class(rt, rt_cpus); !s.ok()) {
-      std::fprintf(stderr, "robot_node: --rt: %s\n", s.message().c_str());
+    etclient::Status allowed;
+    std::thread([&] { allowed = etclient::enter_realtime_class(rt, rt_cpus); }).join();
+    if (!allowed.ok()) {
+      std::fprintf(stderr, "robot_node: --rt: %s\n", allowed.message().c_str());
       return 2;
     }
   }
@@ -108,12 +122,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<etclient::SharedTensor> outputs = std::move(buffers).value();
+  if (!rt.empty()) (void)etclient::enter_realtime_class(rt, rt_cpus);  // allowed: tried above
   for (int i = 0; i < warmup; ++i) {
     if (etclient::Status s = (*method)->execute(inputs, outputs); !s.ok()) {
       std::fprintf(stderr, "robot_node: %s\n", s.message().c_str());
       return 1;
     }
   }
+  (*method)->set_deadline(std::chrono::microseconds(deadline_us));  // counted from here
   double late_ms = 0;
   if (start_at > 0) {
     const auto at = std::chrono::system_clock::time_point(
@@ -160,8 +176,11 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"model\": \"%s\", \"transport\": \"%s\", \"hz\": %.0f, \"calls\": %zu, "
       "\"calls_per_s\": %.0f, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, "
-      "\"max_us\": %.1f, \"late_ms\": %.1f}\n",
+      "\"max_us\": %.1f, \"late_ms\": %.1f, \"deadline_misses\": %llu, "
+      "\"deadline_misses_in_daemon\": %llu}\n",
       model.c_str(), (*method)->transport(), hz, us.size(), static_cast<double>(us.size()) / wall_s,
-      pct(0.5), pct(0.9), pct(0.99), us.back(), std::max(0.0, late_ms));
+      pct(0.5), pct(0.9), pct(0.99), us.back(), std::max(0.0, late_ms),
+      static_cast<unsigned long long>((*method)->deadline_misses().missed),
+      static_cast<unsigned long long>((*method)->deadline_misses().in_daemon));
   return 0;
 }

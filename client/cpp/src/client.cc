@@ -445,6 +445,8 @@ struct MethodCalls {
   // Slots of calls the daemon never answered in time (a hung daemon may still read or
   // write them): kept for the Method's life rather than handed out again.
   std::vector<std::shared_ptr<void>> abandoned;
+  std::chrono::microseconds deadline{0};  // Method::set_deadline
+  Method::DeadlineMisses misses;
 
   // After a failed call: keeps its slots when the daemon may still use them.
   void abandon_if_overdue(const Status& failed, const OutputSlots* outs) {
@@ -471,11 +473,27 @@ struct MethodCalls {
   // Sends `req` over the fast path when there is one and it fits, else with `rpc`.
   template <typename Req, typename Resp, typename Rpc>
   Status send(et::wire::FastCall kind, const Req& req, Resp& resp, Rpc&& rpc) {
+    const auto start = std::chrono::steady_clock::now();
+    Status sent;
+    bool in_daemon = false;
+    // A deadline is for a whole call: execute(inputs[, outputs]), one request (Run).
+    const bool timed = deadline.count() > 0 && kind == et::wire::FastCall::kRun;
     if (fast && !fast->broken() && fast->fits(req.ByteSizeLong())) {
-      return fast->call(kind, req, resp);
+      fast->set_deadline(timed ? deadline : std::chrono::microseconds(0));
+      sent = fast->call(kind, req, resp);
+      in_daemon = fast->last_missed_deadline();
+    } else {
+      grpc::ClientContext ctx;
+      sent = from_grpc(rpc(&ctx, req, &resp));
     }
-    grpc::ClientContext ctx;
-    return from_grpc(rpc(&ctx, req, &resp));
+    if (timed) {
+      ++misses.calls;
+      if (std::chrono::steady_clock::now() - start > deadline || in_daemon) {
+        ++misses.missed;
+        misses.in_daemon += in_daemon ? 1 : 0;
+      }
+    }
+    return sent;
   }
 };
 
@@ -585,6 +603,12 @@ Status Method::run(const std::vector<Input>& inputs, std::vector<SharedTensor>* 
     return Status();
   });
 }
+
+void Method::set_deadline(std::chrono::microseconds deadline) {
+  calls_->deadline = std::max(deadline, std::chrono::microseconds(0));
+}
+
+Method::DeadlineMisses Method::deadline_misses() const { return calls_->misses; }
 
 Result<std::vector<SharedTensor>> Method::execute(const std::vector<Input>& inputs) {
   std::vector<SharedTensor> results;

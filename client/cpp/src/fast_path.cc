@@ -126,7 +126,8 @@ Status FastPath::call(et::wire::FastCall kind, const google::protobuf::MessageLi
   request.SerializeWithCachedSizesToArray(area + sizeof(et::wire::MessageHeader));
   const uint32_t seq = ++seq_;
   const et::wire::MessageHeader head{static_cast<uint32_t>(kind), static_cast<uint32_t>(length),
-                                     seq, 0};
+                                     seq, deadline_us_};
+  last_missed_ = false;
   std::memcpy(area, &head, sizeof(head));
   header_->request_seq.store(seq, std::memory_order_seq_cst);
   if (header_->daemon_waiting.load(std::memory_order_seq_cst) != 0) {
@@ -140,6 +141,7 @@ Status FastPath::call(et::wire::FastCall kind, const google::protobuf::MessageLi
     return Status(StatusCode::kInternal, "the fast path's answer is malformed");
   }
   const uint8_t* bytes = base_ + layout_.response_offset + sizeof(et::wire::MessageHeader);
+  last_missed_ = (answer.deadline_us_or_flags & et::wire::kMissedDeadline) != 0;
   if (answer.kind_or_code != 0) {
     return from_grpc(
         grpc::Status(static_cast<grpc::StatusCode>(answer.kind_or_code),

@@ -12,6 +12,7 @@
 
 #include <google/protobuf/message_lite.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -47,6 +48,13 @@ class FastPath {
   // True after the channel failed (its daemon gone, or an answer overdue).
   bool broken() const { return broken_; }
 
+  // The deadline the next calls carry (0: none), and whether the daemon said the last
+  // call's part in the daemon took longer (docs/fast_path.md, "Deadlines").
+  void set_deadline(std::chrono::microseconds deadline) {
+    deadline_us_ = static_cast<uint32_t>(std::min<int64_t>(deadline.count(), UINT32_MAX));
+  }
+  bool last_missed_deadline() const { return last_missed_; }
+
  private:
   FastPath() = default;
   // Waits for the answer to `seq`.
@@ -62,7 +70,9 @@ class FastPath {
   std::chrono::microseconds spin_{0};
   std::chrono::milliseconds longest_wait_{0};
   uint32_t seq_ = 0;
+  uint32_t deadline_us_ = 0;
   bool broken_ = false;
+  bool last_missed_ = false;
 };
 
 // The spin the client uses: $ETSERVER_SPIN_US when set (microseconds), else `fallback`.

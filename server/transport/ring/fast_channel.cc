@@ -10,6 +10,7 @@
 
 #include "port/cpu_load.h"
 #include "port/realtime.h"
+#include "server/metrics/call_scope.h"
 
 namespace et::server {
 
@@ -149,6 +150,7 @@ void FastChannel::answer(uint32_t seq) {
   const auto* in = reinterpret_cast<const MessageHeader*>(base_ + layout_.request_offset);
   const uint32_t kind = read_once(in->kind_or_code);
   const uint32_t length = read_once(in->length);
+  const uint32_t deadline_us = read_once(in->deadline_us_or_flags);
   uint32_t code = kInvalidArgument;
   if (length > layout_.message_capacity()) {
     reply_ = fmt::format("fast path: the request claims {} bytes; the request area holds {}",
@@ -159,8 +161,10 @@ void FastChannel::answer(uint32_t seq) {
   } else {
     std::memcpy(request_.data(), base_ + layout_.request_offset + sizeof(MessageHeader), length);
     reply_.clear();
+    metrics::CallScope::set_next_deadline(std::chrono::microseconds(deadline_us));
     code = handler_(static_cast<FastCall>(kind), {request_.data(), length}, reply_);
   }
+  const bool missed = metrics::CallScope::take_missed_deadline();
   if (reply_.size() > layout_.message_capacity()) {
     code = 8;  // RESOURCE_EXHAUSTED
     reply_ = fmt::format(
@@ -169,7 +173,8 @@ void FastChannel::answer(uint32_t seq) {
         reply_.size(), layout_.message_capacity());
   }
   auto* out = reinterpret_cast<MessageHeader*>(base_ + layout_.response_offset);
-  const MessageHeader head{code, static_cast<uint32_t>(reply_.size()), seq, 0};
+  const MessageHeader head{code, static_cast<uint32_t>(reply_.size()), seq,
+                           missed ? et::wire::kMissedDeadline : 0u};
   std::memcpy(out, &head, sizeof(head));
   std::memcpy(base_ + layout_.response_offset + sizeof(MessageHeader), reply_.data(),
               reply_.size());

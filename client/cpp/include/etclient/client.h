@@ -53,8 +53,9 @@ ETCLIENT_API const char* dtype_name(DType type);
 // ordinary threads, perhaps the daemon's, off its CPU): they sleep until the daemon
 // wakes them, which preempts any ordinary busy process at once. PermissionDenied
 // naming what allows it (RLIMIT_RTPRIO, CAP_SYS_NICE) when not allowed; InvalidArgument
-// for text that is not a class or a CPU this process may use. docs/operations.md,
-// "Real-time class".
+// for text that is not a class or a CPU this process may use. Threads and processes the
+// thread starts later keep its CPUs but not its policy (SCHED_RESET_ON_FORK): enter it
+// once the client is connected. docs/operations.md, "Real-time class".
 ETCLIENT_API Status enter_realtime_class(const std::string& policy, const std::string& cpus = {});
 
 struct TensorMeta {
@@ -241,6 +242,21 @@ class ETCLIENT_API Method {
   // "fast" when the next call goes through the shared-memory channel, "grpc" when over
   // gRPC (Transport::kGrpc, a daemon without the fast path, or a channel refused).
   const char* transport() const;
+
+  // A deadline for each execute(inputs[, outputs]) of this method (0, the default:
+  // none; the three-step form is not timed). A call whose round trip, as this client
+  // measures it, takes longer is counted in deadline_misses();
+  // over the fast path the daemon also counts each call whose part in the daemon alone
+  // took longer (et_serverd_deadline_misses_total{model,method,transport}) and says so
+  // in its answer (`in_daemon`). The call still completes: a deadline measures, it does
+  // not cancel. Not thread-safe, like every call of a Method.
+  void set_deadline(std::chrono::microseconds deadline);
+  struct DeadlineMisses {
+    uint64_t calls = 0;      // calls made with a deadline
+    uint64_t missed = 0;     // of those, calls that took longer
+    uint64_t in_daemon = 0;  // of the missed, those whose part in the daemon alone did
+  };
+  DeadlineMisses deadline_misses() const;
 
   // The same in three steps. Inputs are the caller's until replaced: a SharedTensor
   // given to an unplanned input is read in place by every execute() that follows.
