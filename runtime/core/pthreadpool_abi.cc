@@ -32,8 +32,6 @@ std::unique_ptr<WorkPool> WorkPool::create(size_t threads, CpuLoad& load) {
 
 pthreadpool* WorkPool::native() { return static_cast<pthreadpool*>(this); }
 
-WorkPool* WorkPool::from_native(pthreadpool* pool) { return pool; }
-
 }  // namespace et
 
 namespace {

@@ -65,7 +65,6 @@ class WorkPool {
 
   // The same pool as pthreadpool's C handle, for XNNPACK.
   pthreadpool* native();
-  static WorkPool* from_native(pthreadpool* pool);
 
   // Runs every tile of `loop` once and returns when all have ended.
   void run(const Loop& loop);
