@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -30,6 +31,15 @@ Result<Buffer> zeroed_buffer(size_t nbytes, std::string_view what) {
     return resource_exhausted(fmt::format("cannot allocate {} bytes for {}", nbytes, what));
   }
   return Buffer(static_cast<uint8_t*>(p), &std::free);
+}
+
+// Writes a zero into every page of `data` (already zero): a read would map the shared
+// zero page and leave the real fault for the first write.
+void touch_pages(uint8_t* data, size_t nbytes) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t at = 0; at < nbytes; at += page) {
+    reinterpret_cast<volatile uint8_t*>(data)[at] = 0;
+  }
 }
 
 const fb::ExecutionPlan& as_plan(const void* p) {
@@ -157,6 +167,11 @@ Result<std::unique_ptr<Method>> Method::load(std::shared_ptr<const Program> prog
       method->build_steps(kernels, backends).with_context(fmt::format("method '{}'", name)));
   method->record_homes();
   method->planned_bytes_ = planned;
+  if (options.prefault) {
+    for (size_t i = 0; i < method->buffers_.size(); ++i) {
+      touch_pages(method->buffers_[i].get(), static_cast<size_t>(meta->planned_buffer_sizes[i]));
+    }
+  }
   return method;
 }
 

@@ -58,6 +58,10 @@ struct MethodOptions {
   // A program states how much memory its methods plan; one above this is refused
   // rather than allocated (a hostile program could ask for terabytes).
   uint64_t max_planned_bytes = uint64_t{16} << 30;
+  // Writes every page of the planned memory at load, so no execute waits on a page
+  // fault for it (and a process that locked its memory with mlockall(MCL_ONFAULT)
+  // holds those pages locked from load on). Off: the pages come at first use.
+  bool prefault = false;
 };
 
 class Method {

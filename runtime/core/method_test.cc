@@ -4,12 +4,15 @@
 #include "runtime/core/method.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "runtime/testing/fixtures.h"
+#include "runtime/testing/program_builder.h"
 
 namespace et {
 namespace {
@@ -285,6 +288,45 @@ TEST(MethodInputs, DynamicInputResizesWithinBounds) {
 
 namespace et {
 namespace {
+
+// Pages of [data, data + nbytes) that are in memory now.
+size_t resident_pages(const void* data, size_t nbytes) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data) + nbytes;
+  std::vector<unsigned char> in((end - first + page - 1) / page);
+  EXPECT_EQ(mincore(reinterpret_cast<void*>(first), end - first, in.data()), 0);
+  size_t n = 0;
+  for (unsigned char c : in) n += c & 1;
+  return n;
+}
+
+// A method whose one output is a 4 MiB planned tensor that nothing writes.
+std::shared_ptr<const Program> big_planned_output() {
+  testing::ProgramBuilder b;
+  const int out = b.add_tensor({.sizes = {1 << 20}, .memory_id = 1});
+  b.set_outputs({out});
+  b.set_planned_buffers({int64_t{4} << 20});
+  auto program = Program::load(ProgramBytes::adopt(b.finish()));
+  EXPECT_TRUE(program.ok()) << program.status().to_string();
+  return program.ok() ? *program : nullptr;
+}
+
+TEST(MethodLoad, PrefaultWritesEveryPageOfThePlannedMemory) {
+  const size_t nbytes = size_t{4} << 20;
+  const size_t pages = nbytes / static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto lazy = Method::load(big_planned_output(), "forward");
+  ASSERT_TRUE(lazy.ok()) << lazy.status().to_string();
+  ASSERT_TRUE((*lazy)->execute().ok());  // no instructions: nothing is written
+  const void* lazy_data = (*(*lazy)->output(0))->to_tensor().data();
+  // calloc gives a block this large fresh zero pages: none in memory until used.
+  EXPECT_LT(resident_pages(lazy_data, nbytes), pages / 2);
+
+  auto touched = Method::load(big_planned_output(), "forward", {.prefault = true});
+  ASSERT_TRUE(touched.ok()) << touched.status().to_string();
+  ASSERT_TRUE((*touched)->execute().ok());
+  EXPECT_EQ(resident_pages((*(*touched)->output(0))->to_tensor().data(), nbytes), pages);
+}
 
 TEST(MethodLoad, PlannedMemoryAboveTheLimitIsRefused) {
   auto m = Method::load(fixture("mlp.pte"), "forward", {.max_planned_bytes = 1000});

@@ -40,6 +40,9 @@ struct ServiceLimits {
   size_t max_program_bytes = size_t{2047} << 20;
   // Planned memory plus unplanned output buffers of one method instance.
   uint64_t max_method_bytes = uint64_t{8} << 30;
+  // --rt-mlock: a method instance's planned memory is written at load, so with the
+  // daemon's memory locked no execute waits on a page fault for it.
+  bool prefault_method_memory = false;
   size_t max_concurrent_runs = 0;                      // 0: one per compute thread
   std::chrono::milliseconds request_deadline{60'000};  // waiting for a busy method or worker
   // One execute, checked between instructions; a session that ends stops its executes.
@@ -271,6 +274,11 @@ class Core {
                   uint64_t& queued_ns);
   int64_t program_context(MethodSlot& slot, const std::atomic<bool>& cancelled) const;
   Status prepare_outputs(MethodSlot& slot);
+  // How a session's or a model's method instance is loaded: the daemon's limits.
+  MethodOptions method_options() const {
+    return {.max_planned_bytes = limits_.max_method_bytes,
+            .prefault = limits_.prefault_method_memory};
+  }
   // Executes the slot's method (the execution deadline; `cancelled` stops it).
   Status execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& ns);
   // Forgets the attachments of every session whose threads have ended (fast-path

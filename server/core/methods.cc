@@ -26,7 +26,7 @@ Result<Core::LoadedMethod> Core::load_method(const std::string& token, uint64_t 
     MutexLock lock(s->mu);
     ET_RETURN_IF_ERROR(too_many_methods());
   }
-  auto method = Method::load(p->program, name, {.max_planned_bytes = limits_.max_method_bytes});
+  auto method = Method::load(p->program, name, method_options());
   if (!method.ok()) return method.status().with_context("method_name");
   auto slot = std::make_shared<MethodSlot>();
   slot->program = p;
@@ -43,8 +43,7 @@ Result<Core::LoadedMethod> Core::load_method(const std::string& token, uint64_t 
 
 Result<std::shared_ptr<MethodSlot>> Core::load_instance(
     std::shared_ptr<const SharedProgram> program, const std::string& method_name) {
-  auto method =
-      Method::load(program->program, method_name, {.max_planned_bytes = limits_.max_method_bytes});
+  auto method = Method::load(program->program, method_name, method_options());
   if (!method.ok()) return method.status();
   auto slot = std::make_shared<MethodSlot>();
   slot->program = std::move(program);

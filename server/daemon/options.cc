@@ -200,9 +200,11 @@ const std::vector<Flag>& flags() {
       return error.empty() ? Status() : invalid_argument(error);
     }},
     {"--rt-mlock", nullptr,
-     "lock the daemon's memory (mlockall): no page fault waits on the disk",
+     "lock the daemon's memory (mlockall) and write method memory at load: no execute "
+     "waits on a page fault",
      [](Options& o, const std::string&) {
       o.rt_mlock = true;
+      o.limits.prefault_method_memory = true;
       return Status();
     }},
     {"--workers", "N",

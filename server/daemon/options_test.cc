@@ -29,6 +29,17 @@ TEST(Options, FlagsSetTheirOptions) {
   EXPECT_FALSE(o->limits.vet);
 }
 
+TEST(Options, LockedMemoryIsAlsoWrittenAtLoad) {
+  auto plain = parse({});
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  EXPECT_FALSE(plain->rt_mlock);
+  EXPECT_FALSE(plain->limits.prefault_method_memory);
+  auto locked = parse({"--rt-mlock"});
+  ASSERT_TRUE(locked.ok()) << locked.status().to_string();
+  EXPECT_TRUE(locked->rt_mlock);
+  EXPECT_TRUE(locked->limits.prefault_method_memory);
+}
+
 TEST(Options, CheckTakesAnAddressOrNone) {
   auto bare = parse({"--check", "--socket", "/tmp/y.sock"});
   ASSERT_TRUE(bare.ok()) << bare.status().to_string();
