@@ -41,6 +41,10 @@ class CpuLoad {
   // read (a sandbox), never saturated.
   static CpuLoad& process();
 
+  // An instance that never reports saturation: for a real-time thread whose poll
+  // cannot take a CPU from the thread it waits for (port/realtime.h).
+  static CpuLoad& never_saturated();
+
   // True when spinning would take a CPU from a runnable thread: at least
   // kOverToSaturate of the last kLooks looks saw more threads runnable than CPUs (a
   // kernel worker or a timer that ran for a moment is one look, not saturation; a busy
@@ -110,6 +114,11 @@ inline CpuLoad& CpuLoad::process() {
     };
     return new CpuLoad(runnable, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   }();
+  return *load;
+}
+
+inline CpuLoad& CpuLoad::never_saturated() {
+  static CpuLoad* load = new CpuLoad(nullptr, 1);
   return *load;
 }
 

@@ -76,5 +76,32 @@ TEST(RealtimeClass, AThreadIsRealtimeOnlyOnceItEnteredTheClass) {
   EXPECT_FALSE(after_off);
 }
 
+TEST(RealtimeClass, APinnedThreadKnowsItsCpu) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c) {
+    if (CPU_ISSET(c, &allowed)) first = c;
+  }
+  int pinned = -3, unpinned = -3;
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    pinned = this_thread_pinned_cpu();
+  }).join();
+  EXPECT_EQ(pinned, first);
+  std::thread([&] { unpinned = this_thread_pinned_cpu(); }).join();
+  EXPECT_EQ(unpinned, CPU_COUNT(&allowed) == 1 ? first : -1);
+}
+
+TEST(RealtimeClass, PollsOnlyBesideACounterpartPinnedElsewhere) {
+  EXPECT_TRUE(realtime_polls_beside(0, 2));    // CPU 0 beside CPU 1
+  EXPECT_FALSE(realtime_polls_beside(1, 2));   // both on CPU 1
+  EXPECT_FALSE(realtime_polls_beside(0, 0));   // the counterpart is not pinned
+  EXPECT_FALSE(realtime_polls_beside(-1, 2));  // this thread is not pinned
+}
+
 }  // namespace
 }  // namespace et

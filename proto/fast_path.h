@@ -35,11 +35,16 @@ struct ChannelHeader {
   // Written by the client.
   std::atomic<uint32_t> request_seq;     // bumped after a request is written (futex word)
   std::atomic<uint32_t> client_waiting;  // 1 while the client sleeps on response_seq
-  uint8_t client_pad[56];
+  // 1 + the CPU the calling thread is pinned to when it is in the real-time class, 0
+  // otherwise; written before each request (port/realtime.h, realtime_polls_beside).
+  std::atomic<uint32_t> client_rt_cpu;
+  uint8_t client_pad[52];
   // Written by the daemon.
   std::atomic<uint32_t> response_seq;    // the request_seq answered last (futex word)
   std::atomic<uint32_t> daemon_waiting;  // 1 while the daemon sleeps on request_seq
-  uint8_t daemon_pad[184];
+  // As client_rt_cpu, for the channel's thread; written once when it starts.
+  std::atomic<uint32_t> daemon_rt_cpu;
+  uint8_t daemon_pad[180];
 };
 static_assert(sizeof(ChannelHeader) == kChannelHeaderBytes);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import resource
 import signal
 import subprocess
 import tempfile
+import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 import etclient
 from conftest import DEADLINE_S, MODELS, accepts, built_tool, wait_until
@@ -120,10 +123,11 @@ def threads_of(pid: int) -> dict[str, list[int]]:
 
 
 @contextlib.contextmanager
-def real_time_daemon(tmp: str):
+def real_time_daemon(tmp: str, extra: list | None = None):
     sock, log_path = Path(tmp) / "s.sock", Path(tmp) / "daemon.log"
     command, limit = allowed([built_tool("et-serverd", "server"), "--socket", sock,
-                              "--rt", "fifo:10", "--threads", "2", "--log-level", "info"], 10)
+                              "--rt", "fifo:10", "--threads", "2", "--log-level", "info",
+                              *(extra or [])], 10)
     with open(log_path, "w+") as log:
         proc = subprocess.Popen(command, preexec_fn=limit, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -163,3 +167,53 @@ def test_an_allowed_class_runs_channel_and_compute_threads_at_sched_fifo():
                               timeout=DEADLINE_S)
         assert done.returncode == 0, done.stderr
         assert '"transport": "fast"' in done.stdout, done.stdout
+
+
+def spun(port: int) -> float:
+    """How many requests the daemon's channel threads found while polling."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=DEADLINE_S) as r:
+        text = r.read().decode()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "et_serverd_fast_path_waits_total" and sample.labels == {"how": "spun"}:
+                return sample.value
+    raise AssertionError(f"no et_serverd_fast_path_waits_total{{how=\"spun\"}} in:\n{text}")
+
+
+def free_running_client(sock: Path, cpus: list[str]) -> None:
+    """A real-time robot_node calling back to back for a moment (on `cpus`, if any)."""
+    pin = ["--rt-cpus", cpus[0]] if cpus else []
+    command, limit = allowed([built_tool("robot_node", "client/cpp"), MODELS / "add.pte",
+                              "--socket", sock, "--rt", "fifo:20", *pin, "--hz", "0",
+                              "--seconds", "0.2"], 20)
+    done = subprocess.run(command, preexec_fn=limit, capture_output=True, text=True,
+                          timeout=DEADLINE_S)
+    assert done.returncode == 0, done.stderr
+    assert '"transport": "fast"' in done.stdout, done.stdout
+
+
+@pytest.mark.skipif(allowed([], 20) is None,
+                    reason="needs an RLIMIT_RTPRIO hard limit of 20, CAP_SYS_RESOURCE or CAP_SYS_NICE")
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to pin the two sides apart")
+@pytest.mark.parametrize("pinned", [True, False], ids=["pinned-apart", "not-pinned"])
+def test_real_time_threads_poll_only_when_pinned_to_different_cpus(pinned):
+    """port/realtime.h, realtime_polls_beside: a real-time channel thread pinned to one CPU
+    polls for a real-time caller pinned to another (sparing both the wake-up); unpinned,
+    it never polls (it could keep the caller off its CPU)."""
+    daemon_cpu, client_cpu = [str(c) for c in sorted(os.sched_getaffinity(0))[:2]]
+    extra = ["--metrics", "127.0.0.1:0"] + (["--rt-cpus", daemon_cpu] if pinned else [])
+    with tempfile.TemporaryDirectory(prefix="et-rt-") as tmp, \
+            real_time_daemon(tmp, extra) as (proc, sock, log):
+        port = int(wait_until(lambda: re.search(r"metrics on .*\(port (\d+)\)", log.read_text()),
+                              "the metrics port in the log").group(1))
+        if pinned:
+            # The caller answers at once, so some request comes while the thread polls.
+            def polled():
+                free_running_client(sock, [client_cpu])
+                return spun(port) > 0
+
+            wait_until(polled, "the pinned channel thread to find a request while polling")
+        else:
+            for _ in range(3):
+                free_running_client(sock, [])
+            assert spun(port) == 0, "a real-time channel thread polled beside an unpinned caller"

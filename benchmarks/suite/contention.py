@@ -5,9 +5,12 @@ The fixed-rate loops of scenario 2 (add and MLP at 1 kHz, MobileNetV2 with XNNPA
 machine has CPUs (`scripts/busy`'s burners: shell loops at the contenders' own
 priority) started before the warm-up and stopped after the last contender. Contenders,
 interleaved: the C++ client (robot_node) on the fast path and over gRPC, the same
-with the real-time class on both sides (a daemon started with `--rt fifo:10`,
-robot_node with `--rt fifo:20`; where the machine allows it), our runtime in-process
-(et-bench), etclient on the fast path, executorch.runtime in-process (the peer). Under
+with the real-time class on both sides (a daemon started with `--rt fifo:10 --rt-cpus 0`,
+robot_node with `--rt fifo:20 --rt-cpus 1`: pinned apart, so both sides poll; where the
+machine allows it), our runtime in-process (et-bench), etclient on the fast path,
+executorch.runtime in-process (the peer), and the hand-off floor (`handoff-floor`: two
+processes handing a counter back and forth through a futex at the same rate, no daemon,
+protocol or model: what any call between processes at an ordinary priority costs). Under
 load, the real-time class also runs add and MLP for a minute each at 1 kHz (the
 issue's test of missed periods). Missed periods: calls robot_node could not start on time (its period is 1/rate;
 a call that overruns delays the next), from its count of calls made. The targets
@@ -26,7 +29,9 @@ from .latency import cells, in_process, rate_name, robot_node
 CASES = [("add", 1000), ("mlp", 1000), ("mobilenet_v2_xnnpack", 50)]
 CONTENDERS = {"cpp_fast": "C++ fast path", "cpp_grpc": "C++ gRPC", "cpp_fast_rt": "C++ fast path, real-time",
               "in_process": "in-process (ours)",
-              "py_fast": "etclient fast", "executorch": "executorch.runtime"}
+              "py_fast": "etclient fast", "executorch": "executorch.runtime",
+              "handoff": "hand-off floor"}
+HANDOFF_FLOOR = h.BUILD / "benchmarks" / "handoff-floor"
 BURNER = 'while :; do i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; done'
 
 
@@ -45,7 +50,16 @@ def missed(r: dict, hz: int, seconds: float) -> int:
     return max(0, round(hz * seconds) - int(r.get("calls", 0)))
 
 
-RT_CLIENT = ["--rt", "fifo:20"]
+def pinned_apart() -> tuple[list, list]:
+    """The daemon's and the client's --rt-cpus: the first two CPUs this process may use,
+    one each (docs/operations.md, "Real-time class"); none on a single CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return [], []
+    return ["--rt-cpus", str(cpus[0])], ["--rt-cpus", str(cpus[1])]
+
+
+RT_CLIENT = ["--rt", "fifo:20"] + pinned_apart()[1]
 
 
 @contextlib.contextmanager
@@ -53,7 +67,7 @@ def real_time_daemon():
     """A daemon in the real-time class, or None where this machine does not allow it
     (et-serverd --rt refuses to start: docs/operations.md, "Real-time class")."""
     try:
-        daemon = h.Daemon(args=["--rt", "fifo:10"])
+        daemon = h.Daemon(args=["--rt", "fifo:10"] + pinned_apart()[0])
     except Exception as e:  # noqa: BLE001 (refused: the reason is logged)
         h.log("contention", "no real-time class here:", str(e).splitlines()[-1][:200])
         yield None
@@ -82,7 +96,8 @@ def measure(daemon: h.Daemon, rt_daemon: h.Daemon | None, ours: h.Worker, peer: 
         "cpp_fast": node("fast"), "cpp_grpc": node("grpc"), **rt,
         "in_process": lambda: in_process(model, hz, s.seconds),
         "py_fast": py(ours, "etclient", "numpy", "fast"),
-        "executorch": py(peer, "executorch", "torch")})
+        "executorch": py(peer, "executorch", "torch"),
+        "handoff": lambda: h.run_json([HANDOFF_FLOOR, "--hz", hz, "--seconds", s.seconds])})
 
 
 def run(s: h.Settings) -> h.Section:
@@ -121,7 +136,7 @@ def run(s: h.Settings) -> h.Section:
     if minutes:
         section.table(
             f"The real-time class beside {cpus} burners, one run each (fast path, robot_node "
-            "--rt fifo:20, daemon --rt fifo:10).",
+            f"--rt fifo:20 {' '.join(pinned_apart()[1])}, daemon --rt fifo:10 {' '.join(pinned_apart()[0])}).",
             ["model", "rate", "seconds", "p50 / p99 / max (us)", "missed periods"],
             [[model, rate_name(hz), f"{sec:.0f}", cells(r), str(m)] for model, hz, sec, r, m in minutes])
         for model, hz, _, r, m in minutes:

@@ -80,10 +80,16 @@ Status FastPath::wait_for(uint32_t seq) {
   auto answered = [&] { return header_->response_seq.load(std::memory_order_acquire) == seq; };
   const auto start = std::chrono::steady_clock::now();
   // Spin only where it can pay (docs/fast_path.md, "Waiting"): not on a saturated
-  // machine, not on a real-time thread (etclient::enter_realtime_class); then sleep
-  // until woken.
-  et::CpuLoad& load = et::CpuLoad::process();
-  if (spin_.count() > 0 && !et::this_thread_is_realtime() && !load.saturated() &&
+  // machine; on a real-time thread (etclient::enter_realtime_class) only beside a
+  // channel thread pinned to another CPU; then sleep until woken.
+  // A real-time thread polls only beside a channel thread pinned to another CPU.
+  const bool realtime = et::this_thread_is_realtime();
+  et::CpuLoad& load = realtime ? et::CpuLoad::never_saturated() : et::CpuLoad::process();
+  const bool may_spin =
+      realtime ? et::realtime_polls_beside(et::this_thread_pinned_cpu(),
+                                           header_->daemon_rt_cpu.load(std::memory_order_relaxed))
+               : !load.saturated();
+  if (spin_.count() > 0 && may_spin &&
       et::spin_until(answered, spin_, load) == et::SpinEnd::kDone) {
     return Status();
   }
@@ -129,6 +135,9 @@ Status FastPath::call(et::wire::FastCall kind, const google::protobuf::MessageLi
                                      seq, deadline_us_};
   last_missed_ = false;
   std::memcpy(area, &head, sizeof(head));
+  const int pinned = et::this_thread_is_realtime() ? et::this_thread_pinned_cpu() : -1;
+  header_->client_rt_cpu.store(pinned >= 0 ? static_cast<uint32_t>(pinned) + 1 : 0,
+                               std::memory_order_relaxed);
   header_->request_seq.store(seq, std::memory_order_seq_cst);
   if (header_->daemon_waiting.load(std::memory_order_seq_cst) != 0) {
     et::wire::futex_wake(&header_->request_seq);

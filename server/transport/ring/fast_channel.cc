@@ -87,13 +87,21 @@ void FastChannel::join() {
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
-bool FastChannel::poll_until(uint32_t last, Clock::time_point until, uint32_t& seq) {
-  et::CpuLoad& load = et::CpuLoad::process();
-  if (et::this_thread_is_realtime()) return false;  // port/realtime.h: never polls
-  if (load.saturated()) {
-    skipped_saturated.fetch_add(1, std::memory_order_relaxed);
-    return false;
+bool FastChannel::may_poll() {
+  if (et::this_thread_is_realtime()) {
+    // port/realtime.h: only beside a caller pinned to another CPU.
+    return et::realtime_polls_beside(et::this_thread_pinned_cpu(),
+                                     header_->client_rt_cpu.load(std::memory_order_relaxed));
   }
+  if (!et::CpuLoad::process().saturated()) return true;
+  skipped_saturated.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+bool FastChannel::poll_until(uint32_t last, Clock::time_point until, uint32_t& seq) {
+  if (!may_poll()) return false;
+  et::CpuLoad& load =
+      et::this_thread_is_realtime() ? et::CpuLoad::never_saturated() : et::CpuLoad::process();
   auto came = [&] {
     seq = header_->request_seq.load(std::memory_order_acquire);
     return seq != last || stop_.load(std::memory_order_relaxed);
@@ -128,8 +136,7 @@ bool FastChannel::sleep_until(uint32_t last, Clock::time_point until, uint32_t& 
 bool FastChannel::wait_for_request(uint32_t last, uint32_t& seq) {
   const auto answered = Clock::now();
   bool came = timing_.spin.count() > 0 && poll_until(last, answered + timing_.spin, seq);
-  if (!came && timing_.wake_ahead.count() > 0 && predicted_gap_.count() > 0 &&
-      !et::this_thread_is_realtime() && !et::CpuLoad::process().saturated()) {
+  if (!came && timing_.wake_ahead.count() > 0 && predicted_gap_.count() > 0 && may_poll()) {
     // A caller at a fixed rate: sleep until just before its next call is due, then poll
     // through the window around it, so the call need not wait for a wake-up.
     const auto due = answered + predicted_gap_;
@@ -190,7 +197,10 @@ void FastChannel::serve() {
   pthread_setname_np(pthread_self(), "et-fast");  // for top -H, and the tests
   // The daemon tried the class at start (--rt) and refused to start without it.
   if (const et::RealtimeClass& rt = et::process_realtime_class(); rt.on()) {
-    (void)et::enter_realtime_class(rt);
+    if (et::enter_realtime_class(rt) == 0 && et::this_thread_pinned_cpu() >= 0) {
+      header_->daemon_rt_cpu.store(static_cast<uint32_t>(et::this_thread_pinned_cpu()) + 1,
+                                   std::memory_order_relaxed);
+    }
   }
   // Both words start at 0 (a fresh memfd): the first request is the first change.
   uint32_t last = 0, seq = 0;

@@ -32,7 +32,8 @@ namespace et::server {
 // answer, then sleeps; when the caller calls at a steady rate, it also wakes
 // `wake_ahead` before the next call is due and polls until as long after (0: never).
 // It polls only where polling pays (docs/fast_path.md, "Waiting"): never while the
-// machine is saturated.
+// machine is saturated; in the real-time class, only beside a caller pinned to
+// another CPU.
 struct FastChannelTiming {
   std::chrono::microseconds spin{50};
   std::chrono::microseconds wake_ahead{150};
@@ -90,6 +91,9 @@ class FastChannel final : public SessionAttachment {
   // Poll (where polling pays), or sleep on the doorbell, until `until`: true when a
   // request or stop came.
   bool poll_until(uint32_t last, Clock::time_point until, uint32_t& seq);
+  // Whether this thread may poll now: an ordinary one while the machine has a CPU to
+  // spare, a real-time one beside a caller pinned to another CPU (port/realtime.h).
+  bool may_poll();
   bool sleep_until(uint32_t last, Clock::time_point until, uint32_t& seq);
   void answer(uint32_t seq);
 
