@@ -38,7 +38,10 @@ struct ChannelHeader {
   // 1 + the CPU the calling thread is pinned to when it is in the real-time class, 0
   // otherwise; written before each request (port/realtime.h, realtime_polls_beside).
   std::atomic<uint32_t> client_rt_cpu;
-  uint8_t client_pad[52];
+  // The request's timeout in microseconds (0: none): the daemon stops the call there
+  // (etclient::Method::set_timeout). Written before each request.
+  std::atomic<uint32_t> call_timeout_us;
+  uint8_t client_pad[48];
   // Written by the daemon.
   std::atomic<uint32_t> response_seq;    // the request_seq answered last (futex word)
   std::atomic<uint32_t> daemon_waiting;  // 1 while the daemon sleeps on request_seq

@@ -7,9 +7,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "client/cpp/src/wire.h"
+#include "runtime/testing/program_builder.h"
 #include "tests/support/client_testing.h"
 
 namespace et::testing {
@@ -148,6 +150,43 @@ TEST(Client, AResultOutlivesItsClient) {
     kept = (*out)[0];
   }  // client, program and method are gone; the result's memory stays mapped
   EXPECT_LT(max_diff(kept, npy_floats("mlp/forward.out0.npy")), 1e-5);
+}
+
+// Method::set_timeout: the daemon stops a call at its timeout (a program that never
+// ends by itself, under the daemon's own bounds of ten minutes and 10^15 instructions), the method
+// stays usable, and calls without one are as before. --vet off: the endless program is loaded, not
+// tried in a sandbox first.
+TEST(Client, ATimeoutStopsTheCallInTheDaemonAndTheMethodStaysUsable) {
+  DaemonProcess daemon({"--vet", "off", "--execution-deadline-ms", "600000", "--max-instructions",
+                        "1000000000000000"});
+  auto client = connect(daemon);
+  ASSERT_TRUE(client);
+  ProgramBuilder b;
+  const int never = b.add_bool(false);
+  b.jump_false(never, 0);
+  const std::vector<uint8_t> bytes = b.finish();
+  const std::string path = ::testing::TempDir() + "/endless_client_test.pte";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  auto program = client->load_program(path);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto method = (*program)->load_method();
+  ASSERT_TRUE(method.ok()) << method.status().message();
+  const bool fast = std::string((*method)->transport()) == "fast";
+  for (int call = 0; call < 2; ++call) {
+    (*method)->set_timeout(std::chrono::milliseconds(100));
+    auto out = (*method)->execute({});
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), etclient::StatusCode::kDeadlineExceeded)
+        << out.status().message();
+    // The fast path's client waits for the daemon's answer: the daemon's words.
+    if (fast) {
+      EXPECT_NE(out.status().message().find("the call's deadline passed"), std::string::npos)
+          << out.status().message();
+      EXPECT_STREQ((*method)->transport(), "fast");  // the channel was not given up
+    }
+  }
 }
 
 TEST(Client, NoDaemonIsAClearError) {

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "runtime/core/sanitizers.h"
+#include "runtime/testing/program_builder.h"
 #include "tests/support/eventually.h"
 
 namespace et::testing {
@@ -265,6 +266,107 @@ TEST(Daemon, AnExecutionDeadlineStopsALongCall) {
   EXPECT_NE(s.error_message().find("deadline"), std::string::npos) << s.error_message();
   // The method is free again, and the next call is answered the same way.
   EXPECT_EQ(c.run(req, &resp).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
+// A program that never ends by itself (one jump back to itself), in a file under `dir`.
+std::string endless_program_file(const std::string& dir) {
+  ProgramBuilder b;
+  const int never = b.add_bool(false);
+  b.jump_false(never, 0);
+  const std::vector<uint8_t> bytes = b.finish();
+  const std::string path = dir + "/endless.pte";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+// A gRPC client's deadline and cancellation reach the call in the daemon: its execute
+// stops, and the method is free at once. The daemon's own bounds are ten minutes and
+// 10^15 instructions here (--vet off: the endless program is loaded, not tried in a
+// sandbox first), so only the client's bounds can free the method for GetAttribute,
+// which holds it.
+class GrpcBounds : public ::testing::Test {
+ protected:
+  GrpcBounds()
+      : daemon_({"--vet", "off", "--execution-deadline-ms", "600000", "--request-deadline-ms",
+                 "600000", "--max-instructions", "1000000000000000"}),
+        client_(daemon_.socket()) {
+    std::string error;
+    const uint64_t program =
+        client_.load_program_file(endless_program_file(::testing::TempDir()), &error);
+    EXPECT_NE(program, 0u) << error;
+    method_ = client_.load_method(program, "forward", &error);
+    EXPECT_NE(method_, 0u) << error;
+    run_.set_session(client_.session());
+    run_.set_method_handle(method_);
+  }
+
+  // Holds the method (as GetAttribute does) within the backstop: NOT_FOUND for a name
+  // the program lacks once the method is free.
+  grpc::Status hold_method() {
+    pb::GetAttributeRequest req;
+    req.set_session(client_.session());
+    req.set_method_handle(method_);
+    req.set_name("no_such_attribute");
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + kBackstop);
+    pb::GetAttributeResponse resp;
+    return client_.stub().GetAttribute(&ctx, req, &resp);
+  }
+
+  uint64_t executes() {
+    grpc::ClientContext ctx;
+    pb::ServerStatusResponse status;
+    EXPECT_TRUE(client_.stub().ServerStatus(&ctx, pb::ServerStatusRequest(), &status).ok());
+    return status.executes();
+  }
+
+  DaemonProcess daemon_;
+  TestClient client_;
+  uint64_t method_ = 0;
+  pb::RunRequest run_;
+};
+
+TEST_F(GrpcBounds, TheClientsDeadlineStopsTheExecute) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+  pb::RunResponse resp;
+  EXPECT_EQ(client_.stub().Run(&ctx, run_, &resp).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  const grpc::Status held = hold_method();
+  EXPECT_EQ(held.error_code(), grpc::StatusCode::NOT_FOUND) << held.error_message();
+}
+
+TEST_F(GrpcBounds, ACancelledCallStopsItsExecute) {
+  grpc::ClientContext ctx;
+  std::thread caller([&] {
+    pb::RunResponse resp;
+    EXPECT_EQ(client_.stub().Run(&ctx, run_, &resp).error_code(), grpc::StatusCode::CANCELLED);
+  });
+  ASSERT_TRUE(eventually([&] { return executes() == 1; }));
+  ctx.TryCancel();
+  caller.join();
+  const grpc::Status held = hold_method();
+  EXPECT_EQ(held.error_code(), grpc::StatusCode::NOT_FOUND) << held.error_message();
+}
+
+TEST_F(GrpcBounds, ACallQueuedPastTheClientsDeadlineNeverRuns) {
+  grpc::ClientContext first_ctx;
+  std::thread first([&] {
+    pb::RunResponse resp;
+    (void)client_.stub().Run(&first_ctx, run_, &resp);
+  });
+  ASSERT_TRUE(eventually([&] { return executes() == 1; }));
+  grpc::ClientContext late_ctx;
+  late_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+  pb::RunResponse resp;
+  EXPECT_EQ(client_.stub().Run(&late_ctx, run_, &resp).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  first_ctx.TryCancel();
+  first.join();
+  EXPECT_EQ(hold_method().error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(executes(), 1u);  // the late call never ran
 }
 
 TEST(Daemon, InputsAndOutputsThroughASegment) {

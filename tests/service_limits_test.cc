@@ -111,13 +111,14 @@ class ServiceLimitsTest : public ::testing::Test {
     return resp.method_handle();
   }
 
-  Status run(const std::shared_ptr<Session>& s, uint64_t method, std::vector<pb::Value> inputs) {
+  Status run(const std::shared_ptr<Session>& s, uint64_t method, std::vector<pb::Value> inputs,
+             const CallBounds& bounds = {}) {
     pb::RunRequest req;
     req.set_session(s->token);
     req.set_method_handle(method);
     for (pb::Value& v : inputs) *req.add_inputs() = std::move(v);
     pb::RunResponse resp;
-    return et_->run(req, resp);
+    return et_->run(req, resp, bounds);
   }
 
   static pb::Value in_segment(uint64_t segment) {
@@ -321,6 +322,69 @@ TEST_F(ServiceLimitsTest, M6_ClosingTheSessionStopsItsExecute) {
   Status s = running.get();
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
   EXPECT_NE(s.message().find("caller went away"), std::string::npos) << s.to_string();
+}
+
+// A call's own bounds (CallBounds, as gRPC's deadline and cancellation give them): a
+// running execute stops at them, a queued call past them never runs, and the method
+// instance stays usable.
+CallBounds deadline_in(std::chrono::milliseconds ms) {
+  CallBounds b;
+  b.deadline = std::chrono::steady_clock::now() + ms;
+  return b;
+}
+
+CallBounds gone_once_set(const std::atomic<bool>& flag) {
+  CallBounds b;
+  b.caller_gone = [](const void* f) { return static_cast<const std::atomic<bool>*>(f)->load(); };
+  b.caller_gone_arg = &flag;
+  return b;
+}
+
+TEST_F(ServiceLimitsTest, TheCallsDeadlineStopsARunningExecute) {
+  start({});  // the daemon's own deadlines: a minute
+  const uint64_t method = load_method(session_, *load_program(session_, endless_program())).value();
+  Status s = run(session_, method, {}, deadline_in(std::chrono::milliseconds(50)));
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.to_string();
+  EXPECT_NE(s.message().find("the call's deadline passed while its method ran"), std::string::npos)
+      << s.to_string();
+  // Usable again at once: the next call runs (and is stopped the same way).
+  EXPECT_EQ(run(session_, method, {}, deadline_in(std::chrono::milliseconds(1))).code(),
+            StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(ServiceLimitsTest, ACallerThatGoesAwayStopsItsExecute) {
+  start({});
+  const uint64_t method = load_method(session_, *load_program(session_, endless_program())).value();
+  std::atomic<bool> gone{false};
+  auto running = std::async(std::launch::async,
+                            [&] { return run(session_, method, {}, gone_once_set(gone)); });
+  ASSERT_TRUE(eventually([&] { return core_->counts().executes > 0; }));
+  gone = true;
+  Status s = running.get();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
+  EXPECT_NE(s.message().find("its caller went away"), std::string::npos) << s.to_string();
+}
+
+TEST_F(ServiceLimitsTest, ACallQueuedPastItsDeadlineNeverRuns) {
+  start({});
+  const uint64_t method = load_method(session_, *load_program(session_, endless_program())).value();
+  std::atomic<bool> first_gone{false};
+  auto first = std::async(std::launch::async,
+                          [&] { return run(session_, method, {}, gone_once_set(first_gone)); });
+  ASSERT_TRUE(eventually([&] { return core_->counts().executes == 1; }));
+  // The method is busy: this call waits for it, and its deadline passes first.
+  Status late = run(session_, method, {}, deadline_in(std::chrono::milliseconds(20)));
+  EXPECT_EQ(late.code(), StatusCode::kDeadlineExceeded) << late.to_string();
+  EXPECT_NE(late.message().find("did not run"), std::string::npos) << late.to_string();
+  first_gone = true;
+  EXPECT_EQ(first.get().code(), StatusCode::kUnavailable);
+  // The instance is free: a call that is gone before it runs is refused without running.
+  std::atomic<bool> already_gone{true};
+  Status refused = run(session_, method, {}, gone_once_set(already_gone));
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable) << refused.to_string();
+  EXPECT_NE(refused.message().find("before its call ran"), std::string::npos)
+      << refused.to_string();
+  EXPECT_EQ(core_->counts().executes, 1u);  // only the first ever executed
 }
 
 // L4: a program another host uploaded is not found by its hash from a TCP peer; the

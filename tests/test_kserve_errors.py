@@ -74,6 +74,16 @@ def test_unknown_model_and_version(client):
     still_serving(client)
 
 
+def test_the_timeout_parameter_is_microseconds(client):
+    """Triton's `timeout` request parameter (microseconds) bounds the call in the daemon;
+    one that is not a count of microseconds is refused by name."""
+    refused(lambda: client.infer("add", add_inputs(), timeout=-1), "INVALID_ARGUMENT",
+            "parameter 'timeout'", "microseconds")
+    result = client.infer("add", add_inputs(), timeout=60_000_000, client_timeout=DEADLINE_S)
+    np.testing.assert_array_equal(result.as_numpy("output__0"), np.full((2, 3), 2, np.float32))
+    still_serving(client)
+
+
 def test_wrong_datatype_shape_and_names(client):
     i64 = np.ones((2, 3), np.int64)
     refused(lambda: client.infer("add", add_inputs(i64, i64, "INT64")), "INVALID_ARGUMENT",

@@ -94,16 +94,37 @@ TEST(Executor, FreedTensorCannotBeUsed) {
   EXPECT_NE(s.message().find("has no memory"), std::string::npos) << s.message();
 }
 
-TEST(Executor, EndlessLoopIsStopped) {
+// A method that never ends by itself: one jump back to itself.
+std::unique_ptr<Method> endless() {
   ProgramBuilder b;
   const int never = b.add_bool(false);
   b.jump_false(never, 0);
   KernelRegistry k;
-  auto m = load(b, k);
+  return load(b, k);
+}
+
+TEST(Executor, EndlessLoopIsStopped) {
+  auto m = endless();
   ASSERT_NE(m, nullptr);
   Status s = m->execute();
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(s.message().find("without finishing"), std::string::npos) << s.message();
+}
+
+TEST(Executor, AnEndlessLoopStopsOnceItsCallerIsGone) {
+  auto m = endless();
+  ASSERT_NE(m, nullptr);
+  // Gone from the 1000th question on: the loop runs, then stops at the next check.
+  int asked = 0;
+  ExecuteLimits limits;
+  limits.caller_gone = [](const void* arg) {
+    return ++*static_cast<int*>(const_cast<void*>(arg)) >= 1000;
+  };
+  limits.caller_gone_arg = &asked;
+  Status s = m->execute(limits);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
+  EXPECT_NE(s.message().find("its caller went away"), std::string::npos) << s.message();
+  EXPECT_EQ(asked, 1000);
 }
 
 TEST(Executor, KernelGivenTheWrongKindOfArgumentFailsCleanly) {

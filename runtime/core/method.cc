@@ -613,10 +613,17 @@ Status Method::run_chain(size_t c, const ExecuteLimits& limits, uint64_t& budget
     }
     // The clock is read every 16 instructions: a call of a few hundred small kernels
     // should not pay a clock read for each (the fast path's budget is microseconds).
-    if (timed && (budget & 15) == 0 && std::chrono::steady_clock::now() > limits.deadline) {
-      return deadline_exceeded(fmt::format(
-          "method '{}' ran past its execution deadline and was stopped at instruction {}:{}",
-          meta_->name, c, pc));
+    if ((budget & 15) == 0) {
+      if (timed && std::chrono::steady_clock::now() > limits.deadline) {
+        return deadline_exceeded(fmt::format(
+            "method '{}' ran past its execution deadline and was stopped at instruction {}:{}",
+            meta_->name, c, pc));
+      }
+      if (limits.caller_gone != nullptr && limits.caller_gone(limits.caller_gone_arg)) {
+        return unavailable(
+            fmt::format("method '{}' was stopped at instruction {}:{}: its caller went away",
+                        meta_->name, c, pc));
+      }
     }
     const Step& step = steps[pc];
     size_t next = pc + 1;

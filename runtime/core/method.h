@@ -50,6 +50,10 @@ struct ExecuteLimits {
   // Instructions one execute may run, all chains and jumps counted (a program whose
   // jumps loop for ever ends here at the latest).
   uint64_t max_instructions = 100'000'000;
+  // Asked with the deadline, every 16 instructions: true once the caller went away (a
+  // gRPC client that cancelled its call). Must be cheap and thread-safe; null: never.
+  bool (*caller_gone)(const void* arg) = nullptr;
+  const void* caller_gone_arg = nullptr;
 };
 
 struct MethodOptions {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -80,13 +81,27 @@ struct CallTimes {
   uint64_t output_ns = 0;  // reading the outputs
 };
 
+// What the caller bounds its call by, besides the daemon's limits: its deadline (gRPC's,
+// KServe's timeout parameter) and a way to ask whether it went away (a gRPC client that
+// cancelled). A call whose deadline passes while it waits for its method or a worker
+// never runs (DeadlineExceeded); a running one stops at the next check between
+// instructions, and the instance stays usable.
+struct CallBounds {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool (*caller_gone)(const void* arg) = nullptr;  // cheap and thread-safe; null: never
+  const void* caller_gone_arg = nullptr;
+
+  bool gone() const { return caller_gone != nullptr && caller_gone(caller_gone_arg); }
+};
+
 struct CallRequest {
   using Target = std::variant<SessionMethod, HeldInstance>;
   using Work = std::variant<RunWork, HoldWork, GenerateWork>;
-  CallRequest(Target t, Work w) : target(t), work(std::move(w)) {}
+  CallRequest(Target t, Work w, CallBounds b = {}) : target(t), work(std::move(w)), bounds(b) {}
 
   Target target;
   Work work;
+  CallBounds bounds;
   CallTimes times;  // out: the steps reached, also when the call fails
 };
 

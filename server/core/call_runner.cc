@@ -45,11 +45,13 @@ Status Core::call(CallRequest& req) {
     cancelled = held.cancelled;
   }
   if (auto* run_work = std::get_if<RunWork>(&req.work)) {
-    return hold(*slot, req.times.queued_ns,
-                [&] { return run(*slot, segments, *cancelled, *run_work, req.times); });
+    return hold(
+        *slot, req.times.queued_ns,
+        [&] { return run(*slot, segments, *cancelled, *run_work, req); }, req.bounds);
   }
   if (auto* hold_work = std::get_if<HoldWork>(&req.work)) {
-    return hold(*slot, req.times.queued_ns, [&] { return hold_work->body(*slot, segments); });
+    return hold(
+        *slot, req.times.queued_ns, [&] { return hold_work->body(*slot, segments); }, req.bounds);
   }
   GenerateWork& generate_work = std::get<GenerateWork>(req.work);
   if (generate_work.options.prompt.size() > GenerateWork::kMostTokens ||
@@ -60,14 +62,20 @@ Status Core::call(CallRequest& req) {
   return generate(*slot, *cancelled, generate_work, req.times.queued_ns);
 }
 
-Status Core::hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Status()>& fn) {
+Status Core::hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Status()>& fn,
+                  const CallBounds& bounds) {
   const auto arrived = Clock::now();
-  const auto deadline = arrived + limits_.request_deadline;
+  const auto request_deadline = arrived + limits_.request_deadline;
+  const bool own_deadline_first = bounds.deadline < request_deadline;
+  const auto deadline = own_deadline_first ? bounds.deadline : request_deadline;
   {
     MutexLock lock(slot.mu);
     if (!lock.wait_until(slot.freed, deadline, [&]() ET_REQUIRES(slot.mu) { return !slot.busy; })) {
       return deadline_exceeded(
-          "deadline: the method stayed busy with another call past the request deadline");
+          own_deadline_first
+              ? "deadline: the call's deadline passed while the method was busy with another "
+                "call; it did not run"
+              : "deadline: the method stayed busy with another call past the request deadline");
     }
     if (!slot.method) return not_found("method_handle: the method was dropped");
     slot.busy = true;
@@ -85,10 +93,20 @@ Status Core::hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Sta
       slot.freed.notify_all();
     }
   } slot_hold{slot};
-  ET_RETURN_IF_ERROR(take_worker(deadline));
+  if (Status st = take_worker(deadline); !st.ok()) {
+    return own_deadline_first ? deadline_exceeded(
+                                    "deadline: the call's deadline passed while it waited for a "
+                                    "worker (every one busy); it did not run")
+                              : st;
+  }
   WorkerHold worker_hold{*this};
   queued_ns = ns_since(arrived);
   metrics::CallScope::note_queue(queued_ns);
+  // Stale work never delays fresh work: what waited past its caller's interest stops here.
+  if (own_deadline_first && Clock::now() >= bounds.deadline) {
+    return deadline_exceeded("deadline: the call's deadline passed before it ran; it did not run");
+  }
+  if (bounds.gone()) return unavailable("the caller went away before its call ran; it did not run");
   return catch_exceptions("", fn);
 }
 
@@ -112,7 +130,8 @@ Core::WorkerHold::~WorkerHold() {
 }
 
 Status Core::run(MethodSlot& slot, const SegmentLookup& segments,
-                 const std::atomic<bool>& cancelled, RunWork& work, CallTimes& times) {
+                 const std::atomic<bool>& cancelled, RunWork& work, CallRequest& call) {
+  CallTimes& times = call.times;
   Method& m = *slot.method;
   if (work.bind) {
     const auto step = Clock::now();
@@ -130,7 +149,7 @@ Status Core::run(MethodSlot& slot, const SegmentLookup& segments,
     if (!st.ok()) return st;
   }
   if (work.execute) {
-    Status st = execute_locked(cancelled, slot, times.infer_ns);
+    Status st = execute_locked(cancelled, slot, times.infer_ns, call.bounds);
     if (!st.ok()) return st;
   }
   if (!work.read) return Status();
@@ -140,7 +159,8 @@ Status Core::run(MethodSlot& slot, const SegmentLookup& segments,
   return st;
 }
 
-Status Core::execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& ns) {
+Status Core::execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& ns,
+                            const CallBounds& bounds) {
   executes_.fetch_add(1, std::memory_order_relaxed);
   const auto start = Clock::now();
   ExecuteProfile* profile = nullptr;
@@ -153,8 +173,20 @@ Status Core::execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot
       ++profiling->dropped;
     }
   }
-  Status status = slot.method->execute(
-      {start + limits_.execution_deadline, &cancelled, limits_.max_instructions}, profile);
+  const auto execution_deadline = start + limits_.execution_deadline;
+  const bool own_deadline_first = bounds.deadline < execution_deadline;
+  ExecuteLimits limits;
+  limits.deadline = own_deadline_first ? bounds.deadline : execution_deadline;
+  limits.cancelled = &cancelled;
+  limits.caller_gone = bounds.caller_gone;
+  limits.caller_gone_arg = bounds.caller_gone_arg;
+  limits.max_instructions = limits_.max_instructions;
+  Status status = slot.method->execute(limits, profile);
+  if (own_deadline_first && status.code() == StatusCode::kDeadlineExceeded) {
+    status = deadline_exceeded(
+        "deadline: the call's deadline passed while its method ran; it was stopped between "
+        "instructions (the method stays usable)");
+  }
   if (profile != nullptr) {
     if (profile->start_ns == 0) {
       profiling->executes.pop_back();  // refused before it ran (inputs not set)

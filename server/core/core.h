@@ -182,6 +182,12 @@ class Core {
   // Method::load's, ResourceExhausted over --max-method-bytes.
   Result<std::shared_ptr<MethodSlot>> load_instance(std::shared_ptr<const SharedProgram> program,
                                                     const std::string& method_name);
+  // Warm-up: runs every method of `program` once on zeros (server/core/zero_run.h) in
+  // an instance of its own, within the execution deadline, so that the program's shared
+  // work (XNNPACK's compiled graphs, its weights' pages) is done before a caller's first
+  // call. Logs each method's time; a method that cannot run on zeros is logged (and the
+  // program still served). Returns how many methods ran.
+  size_t warm_up(const std::string& model, const SharedProgram& program);
 
   // ---- Profiles (StartProfile is a call: a HoldWork that sets slot.profiling) ----
   // Takes the profiles of the session's methods `handles` (several: merged, in order).
@@ -257,8 +263,11 @@ class Core {
   Result<uint64_t> attach_program(Session& s, std::shared_ptr<const SharedProgram> program,
                                   bool* already_attached = nullptr);
   // Runs `fn` holding the slot and a worker, waiting for each at most until the request
-  // deadline from now; `queued_ns` receives the wait.
-  Status hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Status()>& fn);
+  // deadline from now or the call's own, whichever comes first; `queued_ns` receives the
+  // wait. A call whose deadline passed, or whose caller went away, by the time it holds
+  // both does not run.
+  Status hold(MethodSlot& slot, uint64_t& queued_ns, const std::function<Status()>& fn,
+              const CallBounds& bounds = {});
   // Takes one of the max_concurrent_runs workers once one is free (DeadlineExceeded at
   // `deadline`); a WorkerHold made right after gives it back, however the work ends.
   // Every execute runs on one: calls (through hold) and VerifyProgram's cases.
@@ -269,7 +278,7 @@ class Core {
   };
   // The work of a call, holding `slot`.
   Status run(MethodSlot& slot, const SegmentLookup& segments, const std::atomic<bool>& cancelled,
-             RunWork& work, CallTimes& times);
+             RunWork& work, CallRequest& call);
   Status generate(MethodSlot& slot, const std::atomic<bool>& cancelled, GenerateWork& work,
                   uint64_t& queued_ns);
   int64_t program_context(MethodSlot& slot, const std::atomic<bool>& cancelled) const;
@@ -279,8 +288,10 @@ class Core {
     return {.max_planned_bytes = limits_.max_method_bytes,
             .prefault = limits_.prefault_method_memory};
   }
-  // Executes the slot's method (the execution deadline; `cancelled` stops it).
-  Status execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& ns);
+  // Executes the slot's method (the execution deadline, or the call's when sooner;
+  // `cancelled`, or the call's caller going away, stops it).
+  Status execute_locked(const std::atomic<bool>& cancelled, MethodSlot& slot, uint64_t& ns,
+                        const CallBounds& bounds = {});
   // Forgets the attachments of every session whose threads have ended (fast-path
   // channels whose links closed): they count against the limits until then.
   void reap_attachments();

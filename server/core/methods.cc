@@ -1,12 +1,15 @@
 // Method instances: loading one into a session (or for a caller that holds it), its
 // output buffers, dropping it.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "server/core/core.h"
 #include "server/core/core_internal.h"
+#include "server/core/zero_run.h"
 
 namespace et::server {
 
@@ -104,6 +107,33 @@ Status Core::drop_method(const std::string& token, uint64_t handle) {
     slot->inputs.clear();
   });
   return Status();
+}
+
+size_t Core::warm_up(const std::string& model, const SharedProgram& program) {
+  size_t ran = 0;
+  for (const std::string& name : program.program->method_names()) {
+    const auto start = std::chrono::steady_clock::now();
+    Status st = [&]() -> Status {
+      ET_ASSIGN_OR_RETURN(std::unique_ptr<Method> m,
+                          Method::load(program.program, name, method_options()));
+      ExecuteLimits limits;
+      limits.deadline = start + limits_.execution_deadline;
+      limits.max_instructions = limits_.max_instructions;
+      return run_on_zeros(*m, limits);
+    }();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (st.ok()) {
+      ++ran;
+      spdlog::info("model {}: method {} warmed up ({:.1f} ms on zeros)", model, name, ms);
+    } else {
+      spdlog::warn(
+          "model {}: method {} did not run on zeros at warm-up ({}); it is served, and "
+          "its first call does the work warm-up would have",
+          model, name, st.message());
+    }
+  }
+  return ran;
 }
 
 }  // namespace et::server

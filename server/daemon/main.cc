@@ -173,7 +173,13 @@ int run(const et::server::Options& o, int ready_fd) {
   // meanwhile, and sessions asking for a preloaded name wait for it).
   std::unique_ptr<repository::ModelRepository> programs;
   if (!o.repository.dir.empty()) {
-    auto opened = repository::ModelRepository::open(core.shared_programs(), o.repository);
+    repository::RepositoryOptions ro = o.repository;
+    if (o.warm_up) {
+      ro.warm_up = [&core](const std::string& model, const SharedProgram& program) {
+        (void)core.warm_up(model, program);
+      };
+    }
+    auto opened = repository::ModelRepository::open(core.shared_programs(), std::move(ro));
     if (!opened.ok()) {
       spdlog::error("{}", opened.status().message());
       return 1;

@@ -117,6 +117,14 @@ const std::vector<Flag>& flags() {
       o.repository.load_at_start.push_back(value);
       return Status();
     }},
+    {"--warm-up", "on|off",
+     "run each method of a repository model once on zeros before serving it "
+     "(before ready at start), so no first call compiles (default on)",
+     [](Options& o, const std::string& value) -> Status {
+      if (value != "on" && value != "off") return invalid_argument("--warm-up: give on or off");
+      o.warm_up = value == "on";
+      return Status();
+    }},
     {"--repository-poll-secs", "N",
      "poll mode: also read the whole directory every N seconds in case a "
      "change event was lost (default 30; 0: never)",

@@ -24,7 +24,8 @@ struct Options {
   // --models DIR (empty: none), --model-control-mode, --load-model,
   // --repository-poll-secs
   repository::RepositoryOptions repository;
-  size_t threads = 0;  // --threads, 0: ET_NUM_THREADS or one per usable physical core
+  bool warm_up = true;  // --warm-up: run each repository model's methods once before serving
+  size_t threads = 0;   // --threads, 0: ET_NUM_THREADS or one per usable physical core
   // --rt POLICY[:PRIORITY], --rt-cpus LIST: the real-time class of the fast-path channel
   // threads and compute workers (off by default); --rt-mlock: memory locked.
   RealtimeClass realtime;

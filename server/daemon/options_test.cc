@@ -76,6 +76,7 @@ TEST(Options, EveryFlagInTheHelpIsParsed) {
         {"--socket-group", "0"},
         {"--kserve-tcp-shared-memory", "on"},
         {"--vet", "on"},
+        {"--warm-up", "on"},
         {"--log-level", "info"},
         {"--log-format", "json"},
         {"--model-control-mode", "none"},

@@ -4,6 +4,7 @@
 
 #include "server/kserve/infer.h"
 #include "server/metrics/call_scope.h"
+#include "server/transport/grpc/call_bounds.h"
 #include "server/transport/grpc/et_service.h"
 
 namespace et::server::kserve {
@@ -152,8 +153,9 @@ grpc::Status GrpcKServeService::ModelInfer(Ctx* ctx, const inference::ModelInfer
   // go to a later connection of someone else.
   metrics::CallScope scope(&s_.core.metrics(), metrics::Transport::kKServeGrpc);
   const Result<Peer> peer = peer_of(ctx);
-  InferContext ic{s_.core,   s_.models, s_.system_shm, s_.cuda_shm, [&peer] { return peer; },
-                  cancelled_};
+  InferContext ic{
+      s_.core,    s_.models,           s_.system_shm, s_.cuda_shm, [&peer] { return peer; },
+      cancelled_, call_bounds_of(*ctx)};
   grpc::Status answer = to_grpc(infer(ic, *req, *resp));
   scope.set_code(answer.error_code());
   return answer;
@@ -164,8 +166,9 @@ grpc::Status GrpcKServeService::ModelStreamInfer(
     grpc::ServerReaderWriter<inference::ModelStreamInferResponse, inference::ModelInferRequest>*
         stream) {
   const Result<Peer> peer = peer_of(ctx);  // now (see ModelInfer)
-  InferContext ic{s_.core,   s_.models, s_.system_shm, s_.cuda_shm, [&peer] { return peer; },
-                  cancelled_};
+  InferContext ic{
+      s_.core,    s_.models,           s_.system_shm, s_.cuda_shm, [&peer] { return peer; },
+      cancelled_, call_bounds_of(*ctx)};
   inference::ModelInferRequest req;
   while (!cancelled_ && stream->Read(&req)) {
     inference::ModelStreamInferResponse out;

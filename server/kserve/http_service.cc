@@ -245,7 +245,8 @@ void HttpKServeService::routes() {
                     s_.system_shm,
                     s_.cuda_shm,
                     [this, &req]() -> Result<Peer> { return peer_of(req, false); },
-                    cancelled_};
+                    cancelled_,
+                    CallBounds{}};
     inference::ModelInferResponse resp;
     Status st = infer(ic, parsed->req, resp);
     scope.set_code(to_grpc(st).error_code());

@@ -286,6 +286,19 @@ Status infer(const InferContext& ctx, const inference::ModelInferRequest& req,
   metrics::CallScope::note_target(model->program()->name, model->program()->sha256,
                                   model->method());
   const auto started = Clock::now();
+  CallBounds bounds = ctx.bounds;
+  if (auto t = req.parameters().find("timeout"); t != req.parameters().end()) {
+    if (t->second.parameter_choice_case() != inference::InferParameter::kInt64Param ||
+        t->second.int64_param() < 0) {
+      return invalid_argument(
+          "parameter 'timeout': give the call's timeout in microseconds, an int64 of at least 0 "
+          "(0: none)");
+    }
+    // At most 2^40 us (12 days): a later deadline is none, and no sum overflows.
+    if (const int64_t us = std::min<int64_t>(t->second.int64_param(), int64_t{1} << 40); us > 0) {
+      bounds.deadline = std::min(bounds.deadline, started + std::chrono::microseconds(us));
+    }
+  }
   Regions regions(ctx);
 
   // Inputs, by the model's names.
@@ -417,7 +430,7 @@ Status infer(const InferContext& ctx, const inference::ModelInferRequest& req,
     return Status();
   };
   work.read = [&](const Method& m, const SegmentLookup&) { return read_outputs(m); };
-  CallRequest call(HeldInstance{&lease.slot(), &ctx.cancelled}, std::move(work));
+  CallRequest call(HeldInstance{&lease.slot(), &ctx.cancelled}, std::move(work), bounds);
   Status st = ctx.core.call(call);
   const CallTimes& times = call.times;
   const uint64_t total = static_cast<uint64_t>(

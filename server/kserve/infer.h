@@ -3,7 +3,8 @@
 // ModelInferResponse (raw) or the client's regions. The checks, in order, name the
 // tensor ("input__1") and say what to do: unknown, repeated or missing inputs;
 // datatype; shape (rank, negative dims, then the program's own shape checks); byte
-// counts of raw contents, typed contents and regions; requested outputs.
+// counts of raw contents, typed contents and regions; requested outputs. A call whose
+// deadline passes while it waits for its model never runs (DeadlineExceeded).
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,9 @@ struct InferContext {
   // Who is calling, asked only when the request uses shared memory.
   std::function<Result<Peer>()> peer;
   const std::atomic<bool>& cancelled;
+  // The transport's bounds of the call (gRPC's deadline and cancellation); the
+  // request's "timeout" parameter (microseconds, as Triton takes it) tightens them.
+  CallBounds bounds;
 };
 
 // Runs `req`, filling `resp`. Errors are the checks above, and those of running

@@ -46,7 +46,8 @@ struct KServe {
                      system_shm,
                      cuda_shm,
                      []() -> Result<Peer> { return permission_denied("no peer in this test"); },
-                     cancelled};
+                     cancelled,
+                     CallBounds{}};
     return infer(ctx, req, resp);
   }
 };

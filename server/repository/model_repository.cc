@@ -268,6 +268,7 @@ Status ModelRepository::load_file(const std::string& model, const ProgramFile& f
   auto program = registry_.preload(*bytes, data, name);
   if (!program.ok()) return fail(program.status());
   loads_.fetch_add(1, std::memory_order_relaxed);
+  if (o_.warm_up) o_.warm_up(model, **program);
 
   Served now{version, f.path, stamp, data_stamp, name, *program};
   {

@@ -53,6 +53,9 @@ struct RepositoryOptions {
   // and how often it is read regardless (0: only on changes).
   std::chrono::milliseconds settle{250};
   std::chrono::milliseconds rescan{30'000};
+  // Called with each program loaded, before it is served (at start: before the daemon
+  // is ready); the daemon's warm-up (Core::warm_up). Empty: none.
+  std::function<void(const std::string& model, const SharedProgram& program)> warm_up = nullptr;
 };
 
 struct ModelState {

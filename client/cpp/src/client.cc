@@ -446,11 +446,16 @@ struct MethodCalls {
   // write them): kept for the Method's life rather than handed out again.
   std::vector<std::shared_ptr<void>> abandoned;
   std::chrono::microseconds deadline{0};  // Method::set_deadline
+  std::chrono::milliseconds timeout{0};   // Method::set_timeout
+  bool grpc_timed_out = false;            // the last call's gRPC deadline passed
   Method::DeadlineMisses misses;
 
-  // After a failed call: keeps its slots when the daemon may still use them.
+  // After a failed call: keeps its slots when the daemon may still use them (a fast
+  // path that stopped answering; a gRPC call given up at its timeout while the daemon
+  // may still be writing its outputs).
   void abandon_if_overdue(const Status& failed, const OutputSlots* outs) {
-    if (failed.code() != StatusCode::kDeadlineExceeded || !fast || !fast->broken()) return;
+    if (failed.code() != StatusCode::kDeadlineExceeded) return;
+    if (!grpc_timed_out && (!fast || !fast->broken())) return;
     abandoned.insert(abandoned.end(), held.begin(), held.end());
     if (outs) {
       for (const auto& slot : *outs) abandoned.push_back(slot.second);
@@ -478,13 +483,17 @@ struct MethodCalls {
     bool in_daemon = false;
     // A deadline is for a whole call: execute(inputs[, outputs]), one request (Run).
     const bool timed = deadline.count() > 0 && kind == et::wire::FastCall::kRun;
+    grpc_timed_out = false;
     if (fast && !fast->broken() && fast->fits(req.ByteSizeLong())) {
       fast->set_deadline(timed ? deadline : std::chrono::microseconds(0));
+      fast->set_timeout(timeout);
       sent = fast->call(kind, req, resp);
       in_daemon = fast->last_missed_deadline();
     } else {
       grpc::ClientContext ctx;
+      if (timeout.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + timeout);
       sent = from_grpc(rpc(&ctx, req, &resp));
+      grpc_timed_out = timeout.count() > 0 && sent.code() == StatusCode::kDeadlineExceeded;
     }
     if (timed) {
       ++misses.calls;
@@ -602,6 +611,10 @@ Status Method::run(const std::vector<Input>& inputs, std::vector<SharedTensor>* 
     results = std::move(decoded).value();
     return Status();
   });
+}
+
+void Method::set_timeout(std::chrono::milliseconds timeout) {
+  calls_->timeout = std::max(timeout, std::chrono::milliseconds(0));
 }
 
 void Method::set_deadline(std::chrono::microseconds deadline) {

@@ -138,6 +138,7 @@ Status FastPath::call(et::wire::FastCall kind, const google::protobuf::MessageLi
   const int pinned = et::this_thread_is_realtime() ? et::this_thread_pinned_cpu() : -1;
   header_->client_rt_cpu.store(pinned >= 0 ? static_cast<uint32_t>(pinned) + 1 : 0,
                                std::memory_order_relaxed);
+  header_->call_timeout_us.store(timeout_us_, std::memory_order_relaxed);
   header_->request_seq.store(seq, std::memory_order_seq_cst);
   if (header_->daemon_waiting.load(std::memory_order_seq_cst) != 0) {
     et::wire::futex_wake(&header_->request_seq);

@@ -54,6 +54,11 @@ class FastPath {
     deadline_us_ = static_cast<uint32_t>(std::min<int64_t>(deadline.count(), UINT32_MAX));
   }
   bool last_missed_deadline() const { return last_missed_; }
+  // The bound the next calls carry (0: none): the daemon stops them there.
+  void set_timeout(std::chrono::milliseconds timeout) {
+    timeout_us_ = static_cast<uint32_t>(
+        std::min<int64_t>(std::chrono::microseconds(timeout).count(), UINT32_MAX));
+  }
 
  private:
   FastPath() = default;
@@ -71,6 +76,7 @@ class FastPath {
   std::chrono::milliseconds longest_wait_{0};
   uint32_t seq_ = 0;
   uint32_t deadline_us_ = 0;
+  uint32_t timeout_us_ = 0;
   bool broken_ = false;
   bool last_missed_ = false;
 };

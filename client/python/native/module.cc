@@ -133,6 +133,14 @@ class NativeMethod {
 
   py::dict meta() const { return meta_dict(method_->meta()); }
 
+  // Method::set_timeout, in seconds (0: none).
+  void set_timeout(double seconds) {
+    if (!(seconds >= 0) || seconds > 1e6) {
+      raise_invalid_argument("timeout: give seconds from 0 to 1e6 (0 or None: no timeout)");
+    }
+    method_->set_timeout(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5)));
+  }
+
   void set_inputs(const py::handle& inputs) {
     Claim claim(*this);
     pending_.clear();  // an incomplete or refused set is dropped, never run
@@ -568,6 +576,7 @@ PYBIND11_MODULE(_native, m) {
   py::class_<NativeMethod>(m, "NativeMethod")
       .def_property_readonly("meta", &NativeMethod::meta)
       .def("set_inputs", &NativeMethod::set_inputs)
+      .def("set_timeout", &NativeMethod::set_timeout)
       .def("execute", &NativeMethod::execute)
       .def("run", &NativeMethod::run)
       .def("run_into", &NativeMethod::run_into)

@@ -30,17 +30,22 @@ class EtProtocol {
   Status verify_program(const pb::VerifyProgramRequest& req, pb::VerifyProgramResponse& resp);
   Status load_method(const pb::LoadMethodRequest& req, pb::LoadMethodResponse& resp);
   Status drop_method(const pb::DropMethodRequest& req);
-  Status set_inputs(const pb::SetInputsRequest& req);
-  Status execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp);
-  Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp);
-  Status run(const pb::RunRequest& req, pb::RunResponse& resp);
+  // A method's calls, bounded by the caller's deadline and presence when the transport
+  // knows them (CallBounds in server/core/call.h).
+  Status set_inputs(const pb::SetInputsRequest& req, const CallBounds& bounds = {});
+  Status execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp,
+                 const CallBounds& bounds = {});
+  Status get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp,
+                     const CallBounds& bounds = {});
+  Status run(const pb::RunRequest& req, pb::RunResponse& resp, const CallBounds& bounds = {});
   // Prefill and decode (GenerateWork in server/core/call.h); `write` sends each reply
   // (the tokens chosen since the last one, then the stats) and returns false when the
   // caller went away, which stops the generation.
   Status generate(const pb::GenerateRequest& req,
                   const std::function<bool(const pb::GenerateResponse&)>& write);
   // NotFound naming the method's attributes when it has no attribute of that name.
-  Status get_attribute(const pb::GetAttributeRequest& req, pb::GetAttributeResponse& resp);
+  Status get_attribute(const pb::GetAttributeRequest& req, pb::GetAttributeResponse& resp,
+                       const CallBounds& bounds = {});
   // Profiles the method's executes from now on (InvalidArgument for max_executes above
   // 100000); starting again discards what was recorded.
   Status start_profile(const pb::StartProfileRequest& req);

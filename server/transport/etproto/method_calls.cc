@@ -55,43 +55,45 @@ OutputReader reader_of(const Placements& placements, Values& out) {
 
 }  // namespace
 
-Status EtProtocol::run(const pb::RunRequest& req, pb::RunResponse& resp) {
+Status EtProtocol::run(const pb::RunRequest& req, pb::RunResponse& resp, const CallBounds& bounds) {
   RunWork work;
   work.bind = decoder_of(req.inputs());
   work.bind_context = "inputs";
   work.read = reader_of(req.placements(), *resp.mutable_outputs());
-  CallRequest call(SessionMethod{req.session(), req.method_handle()}, std::move(work));
+  CallRequest call(SessionMethod{req.session(), req.method_handle()}, std::move(work), bounds);
   Status st = core_.call(call);
   resp.set_execution_micros(call.times.infer_ns / 1000);
   return st;
 }
 
-Status EtProtocol::set_inputs(const pb::SetInputsRequest& req) {
+Status EtProtocol::set_inputs(const pb::SetInputsRequest& req, const CallBounds& bounds) {
   RunWork work;
   work.bind = decoder_of(req.inputs());
   work.bind_context = "inputs";
   work.execute = false;
-  CallRequest call(SessionMethod{req.session(), req.method_handle()}, std::move(work));
+  CallRequest call(SessionMethod{req.session(), req.method_handle()}, std::move(work), bounds);
   return core_.call(call);
 }
 
-Status EtProtocol::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp) {
-  CallRequest call(SessionMethod{req.session(), req.method_handle()}, RunWork{});
+Status EtProtocol::execute(const pb::ExecuteRequest& req, pb::ExecuteResponse& resp,
+                           const CallBounds& bounds) {
+  CallRequest call(SessionMethod{req.session(), req.method_handle()}, RunWork{}, bounds);
   Status st = core_.call(call);
   resp.set_execution_micros(call.times.infer_ns / 1000);
   return st;
 }
 
-Status EtProtocol::get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp) {
+Status EtProtocol::get_outputs(const pb::GetOutputsRequest& req, pb::GetOutputsResponse& resp,
+                               const CallBounds& bounds) {
   RunWork work;
   work.execute = false;
   work.read = reader_of(req.placements(), *resp.mutable_outputs());
-  CallRequest call(SessionMethod{req.session(), req.method_handle()}, std::move(work));
+  CallRequest call(SessionMethod{req.session(), req.method_handle()}, std::move(work), bounds);
   return core_.call(call);
 }
 
-Status EtProtocol::get_attribute(const pb::GetAttributeRequest& req,
-                                 pb::GetAttributeResponse& resp) {
+Status EtProtocol::get_attribute(const pb::GetAttributeRequest& req, pb::GetAttributeResponse& resp,
+                                 const CallBounds& bounds) {
   CallRequest call(
       SessionMethod{req.session(), req.method_handle()},
       HoldWork{[&](MethodSlot& slot, const SegmentLookup& segments) -> Status {
@@ -105,7 +107,8 @@ Status EtProtocol::get_attribute(const pb::GetAttributeRequest& req,
         }
         const et::Value value = et::Value::from_tensor(const_cast<Tensor*>(tensor));  // only read
         return encode_output(0, value, nullptr, segments, *resp.mutable_value());
-      }});
+      }},
+      bounds);
   return core_.call(call);
 }
 

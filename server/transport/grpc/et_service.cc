@@ -8,6 +8,7 @@
 #include "runtime/core/exceptions.h"
 #include "runtime/core/printable.h"
 #include "server/metrics/call_scope.h"
+#include "server/transport/grpc/call_bounds.h"
 #include "server/transport/grpc/peer_name.h"
 #include "server/transport/rpc_code.h"
 
@@ -137,6 +138,7 @@ bool GrpcService::wait_for_calls(std::chrono::milliseconds grace) {
     CallCount counted(*this);                                                                      \
     metrics::CallScope scope(&core_.metrics(), metrics::Transport::kGrpc);                         \
     Status allowed = check_caller(*ctx, req->session());                                           \
+    const CallBounds bounds = call_bounds_of(*ctx);                                                \
     grpc::Status answer =                                                                          \
         to_grpc(!allowed.ok() ? allowed : catch_exceptions("", [&]() -> Status { return Call; })); \
     scope.set_code(answer.error_code());                                                           \
@@ -152,11 +154,11 @@ ET_UNARY(StartProfile, ((void)resp, protocol_.start_profile(*req)))
 ET_UNARY(StopProfile, protocol_.stop_profile(*req, *resp))
 ET_UNARY(LoadMethod, protocol_.load_method(*req, *resp))
 ET_UNARY(DropMethod, ((void)resp, protocol_.drop_method(*req)))
-ET_METHOD_CALL(SetInputs, ((void)resp, protocol_.set_inputs(*req)))
-ET_METHOD_CALL(Execute, protocol_.execute(*req, *resp))
-ET_METHOD_CALL(GetOutputs, protocol_.get_outputs(*req, *resp))
-ET_METHOD_CALL(Run, protocol_.run(*req, *resp))
-ET_METHOD_CALL(GetAttribute, protocol_.get_attribute(*req, *resp))
+ET_METHOD_CALL(SetInputs, ((void)resp, protocol_.set_inputs(*req, bounds)))
+ET_METHOD_CALL(Execute, protocol_.execute(*req, *resp, bounds))
+ET_METHOD_CALL(GetOutputs, protocol_.get_outputs(*req, *resp, bounds))
+ET_METHOD_CALL(Run, protocol_.run(*req, *resp, bounds))
+ET_METHOD_CALL(GetAttribute, protocol_.get_attribute(*req, *resp, bounds))
 ET_UNARY(DropSegment, ((void)resp, protocol_.drop_segment(*req)))
 #undef ET_UNARY
 grpc::Status GrpcService::ServerStatus(grpc::ServerContext* ctx, const pb::ServerStatusRequest* req,

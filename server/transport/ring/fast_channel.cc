@@ -158,6 +158,10 @@ void FastChannel::answer(uint32_t seq) {
   const uint32_t kind = read_once(in->kind_or_code);
   const uint32_t length = read_once(in->length);
   const uint32_t deadline_us = read_once(in->deadline_us_or_flags);
+  CallBounds bounds;
+  if (const uint32_t timeout_us = header_->call_timeout_us.load(std::memory_order_relaxed)) {
+    bounds.deadline = Clock::now() + std::chrono::microseconds(timeout_us);
+  }
   uint32_t code = kInvalidArgument;
   if (length > layout_.message_capacity()) {
     reply_ = fmt::format("fast path: the request claims {} bytes; the request area holds {}",
@@ -169,7 +173,7 @@ void FastChannel::answer(uint32_t seq) {
     std::memcpy(request_.data(), base_ + layout_.request_offset + sizeof(MessageHeader), length);
     reply_.clear();
     metrics::CallScope::set_next_deadline(std::chrono::microseconds(deadline_us));
-    code = handler_(static_cast<FastCall>(kind), {request_.data(), length}, reply_);
+    code = handler_(static_cast<FastCall>(kind), {request_.data(), length}, reply_, bounds);
   }
   const bool missed = metrics::CallScope::take_missed_deadline();
   if (reply_.size() > layout_.message_capacity()) {

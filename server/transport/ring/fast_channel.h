@@ -23,6 +23,7 @@
 
 #include "proto/fast_path.h"
 #include "runtime/core/status.h"
+#include "server/core/call.h"
 #include "server/core/segment.h"
 #include "server/core/session.h"
 
@@ -52,10 +53,11 @@ class FastChannel final : public SessionAttachment {
   // Counts of every channel of the process so far.
   static FastChannelWaits waits();
 
-  // Answers one request: fills `reply` with the response message and returns its gRPC
-  // status code (0 OK; else `reply` is the error message). Must not throw.
+  // Answers one request within `bounds` (the client's timeout for it): fills `reply`
+  // with the response message and returns its gRPC status code (0 OK; else `reply` is
+  // the error message). Must not throw.
   using Handler = std::function<uint32_t(et::wire::FastCall kind, std::span<const uint8_t> request,
-                                         std::string& reply)>;
+                                         std::string& reply, const CallBounds& bounds)>;
 
   // Starts serving `memory` (a segment adopted from the client's memfd) with
   // `handler`. `link` is the client's connection (owned from now on, closed in every

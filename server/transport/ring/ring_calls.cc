@@ -37,20 +37,21 @@ uint32_t answer(const std::string& token, std::span<const uint8_t> request, std:
 }
 
 uint32_t answer_call(EtProtocol& p, const std::string& token, FastCall kind,
-                     std::span<const uint8_t> request, std::string& reply) {
+                     std::span<const uint8_t> request, std::string& reply,
+                     const CallBounds& bounds) {
   switch (kind) {
     case FastCall::kRun:
       return answer<pb::RunRequest, pb::RunResponse>(
-          token, request, reply, [&p](auto& q, auto& r) { return p.run(q, r); });
+          token, request, reply, [&](auto& q, auto& r) { return p.run(q, r, bounds); });
     case FastCall::kSetInputs:
       return answer<pb::SetInputsRequest, pb::SetInputsResponse>(
-          token, request, reply, [&p](auto& q, auto&) { return p.set_inputs(q); });
+          token, request, reply, [&](auto& q, auto&) { return p.set_inputs(q, bounds); });
     case FastCall::kExecute:
       return answer<pb::ExecuteRequest, pb::ExecuteResponse>(
-          token, request, reply, [&p](auto& q, auto& r) { return p.execute(q, r); });
+          token, request, reply, [&](auto& q, auto& r) { return p.execute(q, r, bounds); });
     case FastCall::kGetOutputs:
       return answer<pb::GetOutputsRequest, pb::GetOutputsResponse>(
-          token, request, reply, [&p](auto& q, auto& r) { return p.get_outputs(q, r); });
+          token, request, reply, [&](auto& q, auto& r) { return p.get_outputs(q, r, bounds); });
   }
   reply = "fast path: unknown request kind";
   return rpc_code(invalid_argument(""));
@@ -59,13 +60,14 @@ uint32_t answer_call(EtProtocol& p, const std::string& token, FastCall kind,
 }  // namespace
 
 FastChannel::Handler ring_call_handler(EtProtocol protocol, std::string token) {
-  return [protocol, token = std::move(token)](FastCall kind, std::span<const uint8_t> request,
-                                              std::string& reply) mutable {
-    metrics::CallScope scope(&protocol.core().metrics(), metrics::Transport::kFastPath);
-    const uint32_t code = answer_call(protocol, token, kind, request, reply);
-    scope.set_code(static_cast<int>(code));
-    return code;
-  };
+  return
+      [protocol, token = std::move(token)](FastCall kind, std::span<const uint8_t> request,
+                                           std::string& reply, const CallBounds& bounds) mutable {
+        metrics::CallScope scope(&protocol.core().metrics(), metrics::Transport::kFastPath);
+        const uint32_t code = answer_call(protocol, token, kind, request, reply, bounds);
+        scope.set_code(static_cast<int>(code));
+        return code;
+      };
 }
 
 }  // namespace et::server

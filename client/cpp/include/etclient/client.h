@@ -251,6 +251,13 @@ class ETCLIENT_API Method {
   // in its answer (`in_daemon`). The call still completes: a deadline measures, it does
   // not cancel. Not thread-safe, like every call of a Method.
   void set_deadline(std::chrono::microseconds deadline);
+  // A bound on each later call of this method (execute, set_inputs, execute(),
+  // get_outputs), over either transport (0, the default: only the daemon's own
+  // deadlines): the daemon stops an execute still running at it (kDeadlineExceeded,
+  // between two instructions) and never starts a call that waited that long for the
+  // method or a worker; the method stays usable. Unlike set_deadline, it ends the call.
+  // Over gRPC the client also gives up then. Not thread-safe, like every call of a Method.
+  void set_timeout(std::chrono::milliseconds timeout);
   struct DeadlineMisses {
     uint64_t calls = 0;      // calls made with a deadline
     uint64_t missed = 0;     // of those, calls that took longer

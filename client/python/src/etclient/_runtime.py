@@ -121,6 +121,7 @@ class Method:
         self._meta = MethodMeta(native.meta)
         self._outputs: Optional[list] = None
         self._raw: Optional[list] = None  # the same outputs as etclient values
+        self._timeout: Optional[float] = None  # the native method's, as last set
 
     @property
     def metadata(self) -> MethodMeta:
@@ -137,13 +138,19 @@ class Method:
         the fast path)."""
         return self._native.transport
 
-    def execute(self, inputs: Any = None, outputs: Optional[list] = None) -> list:
+    def execute(self, inputs: Any = None, outputs: Optional[list] = None, *,
+                timeout: Optional[float] = None) -> list:
         """Runs the method. `inputs`: a list or tuple of inputs, or a single one (a numpy
         array counts as one input); None runs with the inputs given to set_inputs().
         `outputs`: tensors from output_buffers() to write the results into (nothing is
         allocated for them per call); they are returned, resized to the results, and
-        every call rewrites them."""
+        every call rewrites them. `timeout`: seconds this call may take; past it the
+        daemon stops the call (or never starts it) and this raises DeadlineExceeded, and
+        the method stays usable. None: only the daemon's own deadlines."""
         self._outputs = self._raw = None
+        if timeout != self._timeout:
+            self._native.set_timeout(0.0 if timeout is None else float(timeout))
+            self._timeout = timeout
         if outputs is not None:
             raw = self._native.run_into(inputs, list(outputs))
             self._outputs = self._raw = raw
