@@ -197,7 +197,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    *w.system_shm,
                    *w.cuda_shm,
                    [&w]() -> et::Result<Peer> { return w.peer; },
-                   w.cancelled};
+                   w.cancelled,
+                   et::server::CallBounds{}};
   inference::ModelInferResponse resp;
   switch (b.next() % 3) {
     case 0: {
