@@ -161,10 +161,7 @@ TEST(Client, ATimeoutStopsTheCallInTheDaemonAndTheMethodStaysUsable) {
                         "1000000000000000"});
   auto client = connect(daemon);
   ASSERT_TRUE(client);
-  ProgramBuilder b;
-  const int never = b.add_bool(false);
-  b.jump_false(never, 0);
-  const std::vector<uint8_t> bytes = b.finish();
+  const std::vector<uint8_t> bytes = endless_program().finish();
   const std::string path = ::testing::TempDir() + "/endless_client_test.pte";
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),

@@ -270,10 +270,7 @@ TEST(Daemon, AnExecutionDeadlineStopsALongCall) {
 
 // A program that never ends by itself (one jump back to itself), in a file under `dir`.
 std::string endless_program_file(const std::string& dir) {
-  ProgramBuilder b;
-  const int never = b.add_bool(false);
-  b.jump_false(never, 0);
-  const std::vector<uint8_t> bytes = b.finish();
+  const std::vector<uint8_t> bytes = endless_program().finish();
   const std::string path = dir + "/endless.pte";
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),

@@ -55,14 +55,9 @@ std::string identity_program() {
   return as_string(b.finish());
 }
 
-// A loop that never ends by itself: only the step budget, a deadline or a
-// cancellation stops it.
-std::string endless_program() {
-  ProgramBuilder b;
-  const int never = b.add_bool(false);
-  b.jump_false(never, 0);
-  return as_string(b.finish());
-}
+// A loop that never ends by itself: only the step budget, a deadline or a cancellation
+// stops it.
+std::string endless_program() { return as_string(testing::endless_program().finish()); }
 
 size_t open_descriptors() {
   size_t n = 0;

@@ -167,4 +167,11 @@ std::vector<uint8_t> ProgramBuilder::finish(const std::string& method) const {
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }
 
+ProgramBuilder endless_program() {
+  ProgramBuilder b;
+  const int never = b.add_bool(false);
+  b.jump_false(never, 0);
+  return b;
+}
+
 }  // namespace et::testing

@@ -78,4 +78,8 @@ class ProgramBuilder {
   std::vector<std::vector<uint8_t>> constants_;
 };
 
+// A program whose method never ends by itself (one jump back to itself): only a step
+// budget, a deadline or a cancellation stops it.
+ProgramBuilder endless_program();
+
 }  // namespace et::testing
